@@ -1,0 +1,367 @@
+// Cross-field validation rules (exactly-one-of, conditional limits, references between
+// fields) run by the decoder right after a struct is read, while source lines are at hand.
+#include <set>
+
+#include "api/internal/schemas.h"
+#include "util/strings.h"
+
+namespace gpuplane::api::internal {
+namespace {
+
+int CountSet(std::initializer_list<bool> present) {
+  int n = 0;
+  for (bool p : present) n += p ? 1 : 0;
+  return n;
+}
+
+// "exactly one of a, b, c must be set" with the names as the user sees them.
+void ExactlyOne(Decoder& d, const Doc& n, int count, std::string_view names, bool allow_none) {
+  if (count == 1 || (allow_none && count == 0)) return;
+  d.Error(n.line(), util::Cat(allow_none ? "at most one of " : "exactly one of ", names,
+                                 " must be set, found ", count));
+}
+
+}  // namespace
+
+void Schema<NodeSelectorRequirement>::Check(Decoder& d, const Doc& n,
+                                            const NodeSelectorRequirement& v) {
+  static const std::set<std::string, std::less<>> kOps = {"In",     "NotIn", "Exists",
+                                                          "DoesNotExist", "Gt", "Lt"};
+  if (!v.op.empty() && !kOps.contains(v.op)) {
+    d.ErrorAt(LineOf(n, "operator"), "operator",
+              "\"" + v.op + "\" is not one of In, NotIn, Exists, DoesNotExist, Gt, Lt");
+  }
+  bool needs_values = v.op == "In" || v.op == "NotIn" || v.op == "Gt" || v.op == "Lt";
+  if (needs_values && v.values.empty()) {
+    d.ErrorAt(n.line(), "values", "must not be empty for operator " + v.op);
+  }
+  if ((v.op == "Exists" || v.op == "DoesNotExist") && !v.values.empty()) {
+    d.ErrorAt(LineOf(n, "values"), "values", "must be empty for operator " + v.op);
+  }
+}
+
+void Schema<Taint>::Check(Decoder& d, const Doc& n, const Taint& v) {
+  if (!v.effect.empty() && v.effect != "NoSchedule" && v.effect != "NoExecute" &&
+      v.effect != "None" && v.effect != "PreferNoSchedule") {
+    d.ErrorAt(LineOf(n, "effect"), "effect",
+              "\"" + v.effect + "\" is not a taint effect (NoSchedule, NoExecute, None, or "
+              "PreferNoSchedule for nodes)");
+  }
+}
+
+void Schema<Toleration>::Check(Decoder& d, const Doc& n, const Toleration& v) {
+  if (!v.op.empty() && v.op != "Exists" && v.op != "Equal") {
+    d.ErrorAt(LineOf(n, "operator"), "operator", "\"" + v.op + "\" is not Exists or Equal");
+  }
+  if (v.op == "Exists" && !v.value.empty()) {
+    d.ErrorAt(LineOf(n, "value"), "value", "must be empty when operator is Exists");
+  }
+  if (v.key.empty() && v.op != "Exists") {
+    d.ErrorAt(n.line(), "operator", "must be Exists when key is empty");
+  }
+  if (!v.effect.empty() && v.effect != "NoSchedule" && v.effect != "NoExecute" &&
+      v.effect != "PreferNoSchedule" && v.effect != "None") {
+    d.ErrorAt(LineOf(n, "effect"), "effect", "\"" + v.effect + "\" is not a taint effect");
+  }
+}
+
+void Schema<OpaqueDeviceConfiguration>::Check(Decoder& d, const Doc& n,
+                                              const OpaqueDeviceConfiguration& v) {
+  if (!v.parameters.is_null() && !v.parameters.is_map()) {
+    d.ErrorAt(LineOf(n, "parameters"), "parameters",
+              "must be an object, got " + v.parameters.Describe());
+  }
+}
+
+void Schema<DeviceAttribute>::Check(Decoder& d, const Doc& n, const DeviceAttribute& v) {
+  ExactlyOne(d, n,
+             CountSet({v.int_value.has_value(), v.bool_value.has_value(),
+                       v.string_value.has_value(), v.version_value.has_value()}),
+             "int, bool, string, version", false);
+}
+
+void Schema<CapacityRequestPolicyRange>::Check(Decoder& d, const Doc& n,
+                                               const CapacityRequestPolicyRange& v) {
+  if (v.max && *v.max < v.min) d.ErrorAt(LineOf(n, "max"), "max", "must not be less than min");
+  if (v.step && v.step->Sign() <= 0) d.ErrorAt(LineOf(n, "step"), "step", "must be positive");
+}
+
+void Schema<CapacityRequestPolicy>::Check(Decoder& d, const Doc& n,
+                                          const CapacityRequestPolicy& v) {
+  ExactlyOne(d, n, CountSet({!v.valid_values.empty(), v.valid_range.has_value()}),
+             "validValues, validRange", true);
+  for (size_t i = 1; i < v.valid_values.size(); ++i) {
+    if (!(v.valid_values[i - 1] < v.valid_values[i])) {
+      d.ErrorAt(LineOf(n, "validValues"), "validValues",
+                "must be sorted in ascending order without duplicates");
+      break;
+    }
+  }
+}
+
+void CheckDeviceFields(Decoder& d, const Doc& n, const Device& v) {
+  size_t total = v.attributes.size() + v.capacity.size();
+  if (total > 32) {
+    d.Error(n.line(), util::Cat("at most 32 attributes and capacities combined, has ", total));
+  }
+  ExactlyOne(d, n,
+             CountSet({v.node_name.has_value(), v.node_selector.has_value(),
+                       v.all_nodes.value_or(false)}),
+             "nodeName, nodeSelector, allNodes", true);
+  if (v.node_selector && v.node_selector->node_selector_terms.size() != 1) {
+    d.ErrorAt(LineOf(n, "nodeSelector"), "nodeSelector.nodeSelectorTerms",
+              "must have exactly one term");
+  }
+  std::set<std::string, std::less<>> sets;
+  for (size_t i = 0; i < v.consumes_counters.size(); ++i) {
+    if (!sets.insert(v.consumes_counters[i].counter_set).second) {
+      d.ErrorAt(LineOf(n, "consumesCounters"), util::Cat("consumesCounters[", i, "]"),
+                "counter set \"" + v.consumes_counters[i].counter_set + "\" listed twice");
+    }
+  }
+}
+
+void Schema<ResourcePool>::Check(Decoder& d, const Doc& n, const ResourcePool& v) {
+  if (v.generation < 0) d.ErrorAt(LineOf(n, "generation"), "generation", "must not be negative");
+  if (n.Find("resourceSliceCount") != nullptr && v.resource_slice_count <= 0) {
+    d.ErrorAt(LineOf(n, "resourceSliceCount"), "resourceSliceCount", "must be greater than zero");
+  }
+}
+
+void CheckSliceSpec(Decoder& d, const Doc& n, const ResourceSliceSpec& s,
+                    const std::vector<uint32_t>& device_lines) {
+  ExactlyOne(d, n,
+             CountSet({s.node_name.has_value(), s.node_selector.has_value(),
+                       s.all_nodes.value_or(false), s.per_device_node_selection.value_or(false)}),
+             "nodeName, nodeSelector, allNodes, perDeviceNodeSelection", false);
+  if (s.node_selector && s.node_selector->node_selector_terms.size() != 1) {
+    d.ErrorAt(LineOf(n, "nodeSelector"), "nodeSelector.nodeSelectorTerms",
+              "must have exactly one term");
+  }
+  if (!s.devices.empty() && !s.shared_counters.empty()) {
+    d.ErrorAt(LineOf(n, "sharedCounters"), "sharedCounters",
+              "devices and sharedCounters may not be in the same ResourceSlice (Kubernetes "
+              "1.35): publish the counter sets in their own slice of the pool");
+  }
+  bool restricted = false;
+  for (const Device& dev : s.devices) {
+    if (!dev.taints.empty() || !dev.consumes_counters.empty()) restricted = true;
+  }
+  size_t limit = restricted ? 64 : 128;
+  if (s.devices.size() > limit) {
+    d.ErrorAt(LineOf(n, "devices"), "devices",
+              util::Cat("must have at most ", limit, " entries",
+                           restricted ? " when a device has taints or consumes counters" : "",
+                           ", has ", s.devices.size()));
+  }
+  bool per_device = s.per_device_node_selection.value_or(false);
+  std::set<std::string, std::less<>> names;
+  for (size_t i = 0; i < s.devices.size(); ++i) {
+    const Device& dev = s.devices[i];
+    uint32_t line = i < device_lines.size() ? device_lines[i] : n.line();
+    std::string field = util::Cat("devices[", i, "]");
+    if (!dev.name.empty() && !names.insert(dev.name).second) {
+      d.ErrorAt(line, field + ".name", "duplicate device name \"" + dev.name + "\"");
+    }
+    bool has_placement = dev.node_name || dev.node_selector || dev.all_nodes.value_or(false);
+    if (per_device && !has_placement) {
+      d.ErrorAt(line, field,
+                "perDeviceNodeSelection is set, so exactly one of nodeName, nodeSelector, "
+                "allNodes must be set on the device");
+    } else if (!per_device && has_placement) {
+      d.ErrorAt(line, field,
+                "nodeName, nodeSelector and allNodes may be set on a device only when the "
+                "slice sets perDeviceNodeSelection: true");
+    }
+  }
+  std::set<std::string, std::less<>> sets;
+  for (size_t i = 0; i < s.shared_counters.size(); ++i) {
+    if (!s.shared_counters[i].name.empty() && !sets.insert(s.shared_counters[i].name).second) {
+      d.ErrorAt(LineOf(n, "sharedCounters"), util::Cat("sharedCounters[", i, "].name"),
+                "duplicate counter set name \"" + s.shared_counters[i].name + "\"");
+    }
+  }
+}
+
+namespace {
+
+std::vector<uint32_t> ItemLines(const Doc& n, std::string_view key) {
+  std::vector<uint32_t> lines;
+  if (const Doc* seq = n.Find(key); seq != nullptr && seq->is_seq()) {
+    for (const Doc& item : seq->items()) lines.push_back(item.line());
+  }
+  return lines;
+}
+
+}  // namespace
+
+void Schema<ResourceSliceSpec>::Check(Decoder& d, const Doc& n, const ResourceSliceSpec& v) {
+  CheckSliceSpec(d, n, v, ItemLines(n, "devices"));
+}
+
+void Schema<BetaResourceSliceSpec>::Check(Decoder& d, const Doc& n,
+                                          const BetaResourceSliceSpec& v) {
+  ResourceSliceSpec spec;
+  spec.node_name = v.node_name;
+  spec.node_selector = v.node_selector;
+  spec.all_nodes = v.all_nodes;
+  spec.per_device_node_selection = v.per_device_node_selection;
+  spec.shared_counters = v.shared_counters;
+  for (const BetaDevice& b : v.devices) {
+    Device dev = b.basic ? static_cast<const Device&>(*b.basic) : Device{};
+    dev.name = b.name;
+    spec.devices.push_back(std::move(dev));
+  }
+  CheckSliceSpec(d, n, spec, ItemLines(n, "devices"));
+}
+
+void CheckExactRequest(Decoder& d, const Doc& n, const ExactDeviceRequest& r, bool subrequest) {
+  const std::string& mode = r.allocation_mode;
+  if (!mode.empty() && mode != "ExactCount" && mode != "All") {
+    d.ErrorAt(LineOf(n, "allocationMode"), "allocationMode",
+              "\"" + mode + "\" is not ExactCount or All");
+  }
+  if (r.count && *r.count <= 0) {
+    d.ErrorAt(LineOf(n, "count"), "count", "must be greater than zero");
+  }
+  if (r.count && mode == "All") {
+    d.ErrorAt(LineOf(n, "count"), "count", "must not be set when allocationMode is All");
+  }
+  if (subrequest && r.admin_access) {
+    d.ErrorAt(LineOf(n, "adminAccess"), "adminAccess", "is not allowed in firstAvailable");
+  }
+}
+
+namespace {
+
+void CheckSubrequestNames(Decoder& d, const Doc& n, const std::vector<DeviceSubRequest>& subs) {
+  std::set<std::string, std::less<>> names;
+  for (size_t i = 0; i < subs.size(); ++i) {
+    if (!subs[i].name.empty() && !names.insert(subs[i].name).second) {
+      d.ErrorAt(LineOf(n, "firstAvailable"), util::Cat("firstAvailable[", i, "].name"),
+                "duplicate subrequest name \"" + subs[i].name + "\"");
+    }
+  }
+}
+
+}  // namespace
+
+void Schema<DeviceRequest>::Check(Decoder& d, const Doc& n, const DeviceRequest& v) {
+  ExactlyOne(d, n, CountSet({v.exactly.has_value(), !v.first_available.empty()}),
+             "exactly, firstAvailable", false);
+  CheckSubrequestNames(d, n, v.first_available);
+}
+
+void Schema<BetaDeviceRequest>::Check(Decoder& d, const Doc& n, const BetaDeviceRequest& v) {
+  ExactlyOne(d, n, CountSet({!v.device_class_name.empty(), !v.first_available.empty()}),
+             "deviceClassName, firstAvailable", false);
+  if (!v.first_available.empty()) {
+    bool extra = !v.selectors.empty() || !v.allocation_mode.empty() || v.count ||
+                 v.admin_access || !v.tolerations.empty() || v.capacity;
+    if (extra) {
+      d.Error(n.line(), "with firstAvailable, the request itself may set only its name");
+    }
+  } else {
+    CheckExactRequest(d, n, v, false);
+  }
+  CheckSubrequestNames(d, n, v.first_available);
+}
+
+void Schema<DeviceConstraint>::Check(Decoder& d, const Doc& n, const DeviceConstraint& v) {
+  ExactlyOne(d, n, CountSet({v.match_attribute.has_value(), v.distinct_attribute.has_value()}),
+             "matchAttribute, distinctAttribute", false);
+  const std::optional<std::string>& attr = v.match_attribute ? v.match_attribute
+                                                             : v.distinct_attribute;
+  if (attr && !attr->empty() && attr->find('/') == std::string::npos) {
+    const char* field = v.match_attribute ? "matchAttribute" : "distinctAttribute";
+    d.ErrorAt(LineOf(n, field), field,
+              "must include the domain (for example gpu.nvidia.com/" + *attr + ")");
+  }
+}
+
+namespace {
+
+template <typename Request>
+void CheckReferences(Decoder& d, const Doc& n, const std::vector<Request>& requests,
+                     const std::vector<DeviceConstraint>& constraints,
+                     const std::vector<DeviceClaimConfiguration>& config) {
+  std::set<std::string, std::less<>> names;
+  std::set<std::string, std::less<>> valid;
+  for (size_t i = 0; i < requests.size(); ++i) {
+    const Request& r = requests[i];
+    if (r.name.empty()) continue;
+    if (!names.insert(r.name).second) {
+      d.ErrorAt(LineOf(n, "requests"), util::Cat("requests[", i, "].name"),
+                "duplicate request name \"" + r.name + "\"");
+    }
+    valid.insert(r.name);
+    for (const DeviceSubRequest& s : r.first_available) valid.insert(r.name + "/" + s.name);
+  }
+  auto check_list = [&](std::string_view list, size_t index,
+                        const std::vector<std::string>& refs) {
+    for (size_t j = 0; j < refs.size(); ++j) {
+      if (!valid.contains(refs[j])) {
+        d.ErrorAt(LineOf(n, list), util::Cat(list, "[", index, "].requests[", j, "]"),
+                  "\"" + refs[j] + "\" names no request of this claim");
+      }
+    }
+  };
+  for (size_t i = 0; i < constraints.size(); ++i) {
+    check_list("constraints", i, constraints[i].requests);
+  }
+  for (size_t i = 0; i < config.size(); ++i) check_list("config", i, config[i].requests);
+}
+
+}  // namespace
+
+void CheckRequestReferences(Decoder& d, const Doc& n, const DeviceClaim& c) {
+  CheckReferences(d, n, c.requests, c.constraints, c.config);
+}
+
+void Schema<BetaDeviceClaim>::Check(Decoder& d, const Doc& n, const BetaDeviceClaim& v) {
+  CheckReferences(d, n, v.requests, v.constraints, v.config);
+}
+
+void Schema<DeviceAllocationConfiguration>::Check(Decoder& d, const Doc& n,
+                                                  const DeviceAllocationConfiguration& v) {
+  if (!v.source.empty() && v.source != "FromClass" && v.source != "FromClaim") {
+    d.ErrorAt(LineOf(n, "source"), "source", "\"" + v.source + "\" is not FromClass or FromClaim");
+  }
+}
+
+void Schema<PodResourceClaim>::Check(Decoder& d, const Doc& n, const PodResourceClaim& v) {
+  ExactlyOne(d, n,
+             CountSet({v.resource_claim_name.has_value(),
+                       v.resource_claim_template_name.has_value()}),
+             "resourceClaimName, resourceClaimTemplateName", false);
+}
+
+void Schema<PodSpec>::Check(Decoder& d, const Doc& n, const PodSpec& v) {
+  if (v.containers.empty()) {
+    d.ErrorAt(n.line(), "containers", "at least one container is required");
+  }
+  std::set<std::string, std::less<>> claims;
+  for (const PodResourceClaim& c : v.resource_claims) claims.insert(c.name);
+  for (size_t i = 0; i < v.containers.size(); ++i) {
+    const std::vector<ResourceClaimRef>& refs = v.containers[i].resources.claims;
+    for (size_t j = 0; j < refs.size(); ++j) {
+      if (!refs[j].name.empty() && !claims.contains(refs[j].name)) {
+        d.ErrorAt(LineOf(n, "containers"),
+                  util::Cat("containers[", i, "].resources.claims[", j, "].name"),
+                  "\"" + refs[j].name + "\" is not in spec.resourceClaims");
+      }
+    }
+  }
+}
+
+void Schema<PodGroupSpec>::Check(Decoder& d, const Doc& n, const PodGroupSpec& v) {
+  if (n.Find("minMember") != nullptr && v.min_member < 1) {
+    d.ErrorAt(LineOf(n, "minMember"), "minMember", "must be at least 1");
+  }
+  if (v.schedule_timeout_seconds && *v.schedule_timeout_seconds < 0) {
+    d.ErrorAt(LineOf(n, "scheduleTimeoutSeconds"), "scheduleTimeoutSeconds",
+              "must not be negative");
+  }
+}
+
+}  // namespace gpuplane::api::internal

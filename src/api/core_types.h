@@ -1,0 +1,134 @@
+// core/v1 Pod and Node and scheduling.x-k8s.io/v1alpha1 PodGroup: the fields gpuplane reads;
+// every other field Kubernetes defines is kept in `extra` and written back unchanged.
+// Plain value types; copyable; not synchronized.
+#ifndef GPUPLANE_API_CORE_TYPES_H_
+#define GPUPLANE_API_CORE_TYPES_H_
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "api/meta.h"
+#include "api/quantity.h"
+
+namespace gpuplane::api {
+
+struct PodResourceClaim {
+  std::string name;
+  std::optional<std::string> resource_claim_name;
+  std::optional<std::string> resource_claim_template_name;
+  bool operator==(const PodResourceClaim&) const = default;
+};
+
+struct ResourceClaimRef {  // containers[].resources.claims[]
+  std::string name;
+  std::string request;
+  bool operator==(const ResourceClaimRef&) const = default;
+};
+
+struct ResourceRequirements {
+  std::map<std::string, Quantity> requests;
+  std::map<std::string, Quantity> limits;
+  std::vector<ResourceClaimRef> claims;
+  bool operator==(const ResourceRequirements&) const = default;
+};
+
+struct Container {
+  std::string name;
+  std::string image;
+  ResourceRequirements resources;
+  Passthrough extra;
+  bool operator==(const Container&) const = default;
+};
+
+struct PodSpec {
+  std::string scheduler_name;
+  std::string node_name;
+  std::optional<int32_t> priority;
+  std::string priority_class_name;
+  std::vector<PodResourceClaim> resource_claims;
+  std::vector<Container> containers;
+  std::vector<Container> init_containers;
+  std::vector<Toleration> tolerations;
+  std::map<std::string, std::string> node_selector;
+  Passthrough extra;
+  bool operator==(const PodSpec&) const = default;
+};
+
+struct ContainerStatus {
+  std::string name;
+  std::string container_id;
+  Passthrough extra;
+  bool operator==(const ContainerStatus&) const = default;
+};
+
+struct PodResourceClaimStatus {
+  std::string name;
+  std::optional<std::string> resource_claim_name;
+  bool operator==(const PodResourceClaimStatus&) const = default;
+};
+
+struct PodStatus {
+  std::string phase;
+  std::vector<ContainerStatus> container_statuses;
+  std::vector<ContainerStatus> init_container_statuses;
+  std::vector<PodResourceClaimStatus> resource_claim_statuses;
+  Passthrough extra;
+  bool operator==(const PodStatus&) const = default;
+};
+
+struct Pod {
+  std::string api_version;
+  std::string kind;
+  ObjectMeta metadata;
+  PodSpec spec;
+  PodStatus status;
+  bool operator==(const Pod&) const = default;
+};
+
+struct NodeSpec {
+  std::vector<Taint> taints;
+  std::optional<bool> unschedulable;
+  Passthrough extra;
+  bool operator==(const NodeSpec&) const = default;
+};
+
+struct NodeStatus {
+  std::map<std::string, Quantity> capacity;
+  std::map<std::string, Quantity> allocatable;
+  Passthrough extra;
+  bool operator==(const NodeStatus&) const = default;
+};
+
+struct Node {
+  std::string api_version;
+  std::string kind;
+  ObjectMeta metadata;
+  NodeSpec spec;
+  NodeStatus status;
+  bool operator==(const Node&) const = default;
+};
+
+struct PodGroupSpec {
+  int32_t min_member = 0;
+  std::optional<int32_t> schedule_timeout_seconds;
+  std::map<std::string, Quantity> min_resources;
+  std::string queue;
+  std::string priority_class_name;
+  bool operator==(const PodGroupSpec&) const = default;
+};
+
+struct PodGroup {
+  std::string api_version;
+  std::string kind;
+  ObjectMeta metadata;
+  PodGroupSpec spec;
+  Passthrough status;
+  bool operator==(const PodGroup&) const = default;
+};
+
+}  // namespace gpuplane::api
+
+#endif  // GPUPLANE_API_CORE_TYPES_H_

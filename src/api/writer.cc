@@ -1,0 +1,220 @@
+#include "api/writer.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+
+#include "api/internal/yaml_scalar.h"
+#include "util/strings.h"
+
+namespace gpuplane::api {
+namespace {
+
+// JSON has no '+' sign, leading zeros, ".5" or ".inf": normalize numbers read from YAML.
+void AppendNumber(std::string& out, const Doc& d) {
+  const std::string& t = d.text();
+  if (d.kind() == Doc::Kind::kInt) {
+    size_t i = 0;
+    bool neg = false;
+    if (i < t.size() && (t[i] == '+' || t[i] == '-')) neg = t[i++] == '-';
+    while (i + 1 < t.size() && t[i] == '0') ++i;
+    if (neg && t.substr(i) != "0") out.push_back('-');
+    out.append(t, i, std::string::npos);
+    return;
+  }
+  std::string lower;
+  for (char c : t) lower.push_back(static_cast<char>(c | 0x20));
+  double v = (lower.find("inf") != std::string::npos)
+                 ? (t[0] == '-' ? -HUGE_VAL : HUGE_VAL)
+                 : (lower.find("nan") != std::string::npos ? NAN : std::strtod(t.c_str(), nullptr));
+  if (!std::isfinite(v)) {
+    util::AppendJsonString(out, t);  // JSON cannot hold it; keep the text.
+    return;
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  // Prefer the shortest representation that round-trips.
+  for (int prec = 1; prec <= 17; ++prec) {
+    char tmp[32];
+    std::snprintf(tmp, sizeof tmp, "%.*g", prec, v);
+    if (std::strtod(tmp, nullptr) == v) {
+      std::snprintf(buf, sizeof buf, "%s", tmp);
+      break;
+    }
+  }
+  out += buf;
+}
+
+void Newline(std::string& out, int indent, int depth) {
+  if (indent == 0) return;
+  out.push_back('\n');
+  out.append(static_cast<size_t>(indent * depth), ' ');
+}
+
+void Json(std::string& out, const Doc& d, int indent, int depth) {
+  switch (d.kind()) {
+    case Doc::Kind::kNull: out += "null"; return;
+    case Doc::Kind::kBool: out += d.bool_value() ? "true" : "false"; return;
+    case Doc::Kind::kInt:
+    case Doc::Kind::kFloat: AppendNumber(out, d); return;
+    case Doc::Kind::kString: util::AppendJsonString(out, d.text()); return;
+    case Doc::Kind::kMap: {
+      if (d.entries().empty()) {
+        out += "{}";
+        return;
+      }
+      out.push_back('{');
+      bool first = true;
+      for (const DocEntry& e : d.entries()) {
+        if (!first) out.push_back(',');
+        first = false;
+        Newline(out, indent, depth + 1);
+        util::AppendJsonString(out, e.key);
+        out += indent ? ": " : ":";
+        Json(out, e.value, indent, depth + 1);
+      }
+      Newline(out, indent, depth);
+      out.push_back('}');
+      return;
+    }
+    case Doc::Kind::kSeq: {
+      if (d.items().empty()) {
+        out += "[]";
+        return;
+      }
+      out.push_back('[');
+      bool first = true;
+      for (const Doc& item : d.items()) {
+        if (!first) out.push_back(',');
+        first = false;
+        Newline(out, indent, depth + 1);
+        Json(out, item, indent, depth + 1);
+      }
+      Newline(out, indent, depth);
+      out.push_back(']');
+      return;
+    }
+  }
+}
+
+bool PlainSafe(const std::string& s) {
+  if (s.empty() || s.size() > 200) return false;
+  if (internal::ResolvePlain(s, 0).kind() != Doc::Kind::kString) return false;
+  static constexpr std::string_view kBadFirst = "-?:,[]{}#&*!|>'\"%@` \t";
+  if (kBadFirst.find(s[0]) != std::string_view::npos) return false;
+  if (s.back() == ' ') return false;
+  for (char c : s) {
+    auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f || c == ':' || c == '#') return false;
+  }
+  return true;
+}
+
+void YamlScalar(std::string& out, const Doc& d) {
+  switch (d.kind()) {
+    case Doc::Kind::kNull: out += "null"; return;
+    case Doc::Kind::kBool: out += d.bool_value() ? "true" : "false"; return;
+    case Doc::Kind::kInt:
+    case Doc::Kind::kFloat: out += d.text(); return;
+    case Doc::Kind::kString:
+      if (PlainSafe(d.text())) {
+        out += d.text();
+      } else {
+        util::AppendJsonString(out, d.text());
+      }
+      return;
+    default: return;
+  }
+}
+
+bool IsEmptyContainer(const Doc& d) {
+  return (d.is_map() && d.entries().empty()) || (d.is_seq() && d.items().empty());
+}
+
+void YamlKey(std::string& out, const std::string& key) {
+  if (PlainSafe(key)) {
+    out += key;
+  } else {
+    util::AppendJsonString(out, key);
+  }
+}
+
+// Writes `d` as the value of a block context at `depth` (2 spaces per level). The caller has
+// already written the key (or "- ") and the cursor stands after it.
+void YamlBlock(std::string& out, const Doc& d, int depth, bool after_dash) {
+  if (d.is_scalar() || IsEmptyContainer(d)) {
+    out.push_back(' ');
+    if (d.is_map()) {
+      out += "{}";
+    } else if (d.is_seq()) {
+      out += "[]";
+    } else {
+      YamlScalar(out, d);
+    }
+    out.push_back('\n');
+    return;
+  }
+  std::string pad(static_cast<size_t>(2 * depth), ' ');
+  if (d.is_map()) {
+    bool first = true;
+    for (const DocEntry& e : d.entries()) {
+      if (first && after_dash) {
+        out.push_back(' ');
+      } else {
+        if (first) out.push_back('\n');
+        out += pad;
+      }
+      first = false;
+      YamlKey(out, e.key);
+      out.push_back(':');
+      YamlBlock(out, e.value, depth + 1, false);
+    }
+    return;
+  }
+  // Sequences: items at the parent's indentation, like kubectl.
+  int item_depth = after_dash ? depth : depth - 1;
+  std::string item_pad(static_cast<size_t>(2 * item_depth), ' ');
+  bool first = true;
+  for (const Doc& item : d.items()) {
+    if (first && after_dash) {
+      out.push_back(' ');
+    } else {
+      if (first) out.push_back('\n');
+      out += item_pad;
+    }
+    first = false;
+    out.push_back('-');
+    YamlBlock(out, item, item_depth + 1, true);
+  }
+}
+
+}  // namespace
+
+void AppendJson(std::string& out, const Doc& doc, int indent) { Json(out, doc, indent, 0); }
+
+std::string ToJson(const Doc& doc, int indent) {
+  std::string out;
+  AppendJson(out, doc, indent);
+  return out;
+}
+
+void AppendYaml(std::string& out, const Doc& doc) {
+  if (!doc.is_map() || doc.entries().empty()) {
+    AppendJson(out, doc);  // JSON is valid YAML; only maps get block style at the top.
+    out.push_back('\n');
+    return;
+  }
+  for (const DocEntry& e : doc.entries()) {
+    YamlKey(out, e.key);
+    out.push_back(':');
+    YamlBlock(out, e.value, 1, false);
+  }
+}
+
+std::string ToYaml(const Doc& doc) {
+  std::string out;
+  AppendYaml(out, doc);
+  return out;
+}
+
+}  // namespace gpuplane::api

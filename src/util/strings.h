@@ -1,0 +1,49 @@
+// Small string helpers shared by parsers and printers. Pure functions; thread-safe.
+#ifndef GPUPLANE_UTIL_STRINGS_H_
+#define GPUPLANE_UTIL_STRINGS_H_
+
+#include <string>
+#include <string_view>
+#include <type_traits>
+
+#include "absl/status/statusor.h"
+
+namespace gpuplane::util {
+
+namespace internal {
+inline void AppendPiece(std::string& out, std::string_view s) { out.append(s); }
+inline void AppendPiece(std::string& out, const char* s) { out.append(s); }
+inline void AppendPiece(std::string& out, const std::string& s) { out.append(s); }
+inline void AppendPiece(std::string& out, char c) { out.push_back(c); }
+template <typename T>
+  requires std::is_arithmetic_v<T>
+void AppendPiece(std::string& out, T v) {
+  out.append(std::to_string(v));
+}
+}  // namespace internal
+
+// Concatenates strings, string_views and numbers (Debian's abseil StrCat takes no
+// std::string_view, hence this).
+template <typename... Ts>
+void Append(std::string& out, const Ts&... parts) {
+  (internal::AppendPiece(out, parts), ...);
+}
+template <typename... Ts>
+std::string Cat(const Ts&... parts) {
+  std::string out;
+  Append(out, parts...);
+  return out;
+}
+
+// Appends `s` as a JSON string literal (with quotes and escapes) to `out`.
+void AppendJsonString(std::string& out, std::string_view s);
+
+// Returns `s` as a JSON string literal.
+std::string JsonQuote(std::string_view s);
+
+// Reads a whole file; the error names the path and the OS reason.
+absl::StatusOr<std::string> ReadFile(const std::string& path);
+
+}  // namespace gpuplane::util
+
+#endif  // GPUPLANE_UTIL_STRINGS_H_
