@@ -20,6 +20,11 @@ class JsonReader {
       SkipSpace();
       if (pos_ >= s_.size()) break;
       Doc d = Value(0);
+      if (error_.empty() && pos_ < s_.size() && d.kind() != Doc::Kind::kString &&
+          d.is_scalar() && s_[pos_] != ' ' && s_[pos_] != '\n' && s_[pos_] != '\t' &&
+          s_[pos_] != '\r') {
+        Fail("unexpected character after a value");
+      }
       if (!error_.empty()) return absl::InvalidArgumentError(error_);
       docs.push_back(std::move(d));
     }
@@ -260,7 +265,8 @@ class JsonReader {
         ++pos_;
         break;
       }
-      Fail("expected ',' or '}' in object");
+      Fail(pos_ >= s_.size() ? "unexpected end of input, expected ',' or '}'"
+                             : "expected ',' or '}' in object");
     }
     return d;
   }
@@ -284,7 +290,8 @@ class JsonReader {
         ++pos_;
         break;
       }
-      Fail("expected ',' or ']' in array");
+      Fail(pos_ >= s_.size() ? "unexpected end of input, expected ',' or ']'"
+                             : "expected ',' or ']' in array");
     }
     return d;
   }

@@ -42,6 +42,9 @@ absl::StatusOr<Pieces> Split(std::string_view s) {
                                       "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'");
   }
   p.suffix = s.substr(suffix_start);
+  if (s.substr(0, suffix_start).find_first_of("0123456789") == std::string_view::npos) {
+    return absl::InvalidArgumentError("quantity has no digits");
+  }
   return p;
 }
 
@@ -107,7 +110,7 @@ absl::Status OutOfRange() {
 std::string Int128ToString(Int128 v) {
   if (v == 0) return "0";
   bool neg = v < 0;
-  unsigned __int128 u = neg ? -static_cast<unsigned __int128>(v) : static_cast<unsigned __int128>(v);
+  UInt128 u = neg ? -static_cast<UInt128>(v) : static_cast<UInt128>(v);
   std::string s;
   while (u > 0) {
     s.push_back(static_cast<char>('0' + static_cast<int>(u % 10)));

@@ -16,6 +16,7 @@
 namespace gpuplane::api {
 
 __extension__ typedef __int128 Int128;
+__extension__ typedef unsigned __int128 UInt128;
 
 class Quantity {
  public:

@@ -125,7 +125,7 @@ class TreeBuilder : public YAML::EventHandler {
     alias_budget_ -= static_cast<int64_t>(it->second.size);
     if (alias_budget_ < 0) throw HandlerError{mark, "too many alias expansions"};
     Doc copy = it->second.doc;
-    Attach(std::move(copy), mark, 0);
+    Finish(std::move(copy), mark, 0, it->second.size);
   }
 
   void OnScalar(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t anchor,

@@ -1,0 +1,26 @@
+// Subcommand entry points of the `gpuplane` binary. Each registers its flags on a CLI11 app
+// and returns the process exit code: 0 success, 1 problems found in the input, 2 usage errors.
+#ifndef GPUPLANE_CLI_COMMANDS_H_
+#define GPUPLANE_CLI_COMMANDS_H_
+
+#include <functional>
+
+#include "CLI/CLI.hpp"
+
+namespace gpuplane::cli {
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitProblems = 1;
+inline constexpr int kExitUsage = 2;
+
+// A registered subcommand and the function that runs it after parsing.
+struct Command {
+  CLI::App* app;
+  std::function<int()> run;
+};
+Command AddValidateCommand(CLI::App& app);
+Command AddGenerateCommand(CLI::App& app);
+
+}  // namespace gpuplane::cli
+
+#endif  // GPUPLANE_CLI_COMMANDS_H_
