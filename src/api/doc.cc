@@ -24,6 +24,15 @@ Doc Doc::Seq(uint32_t line) {
   return d;
 }
 
+bool Doc::bool_value() const {
+  static constexpr std::string_view kTrue[] = {"true", "True", "TRUE", "y",  "Y", "yes",
+                                               "Yes",  "YES",  "on",   "On", "ON"};
+  for (std::string_view t : kTrue) {
+    if (text_ == t) return true;
+  }
+  return false;
+}
+
 const Doc* Doc::Find(std::string_view key) const {
   for (const DocEntry& e : entries_) {
     if (e.key == key) return &e.value;

@@ -37,8 +37,8 @@ class Doc {
 
   // Scalar text as written (for strings: the decoded string value).
   const std::string& text() const { return text_; }
-  // Readers normalize boolean scalars to "true" / "false".
-  bool bool_value() const { return text_ == "true"; }
+  // Boolean scalars keep the text as written ("yes", "On", "true"); this is its value.
+  bool bool_value() const;
 
   const std::vector<DocEntry>& entries() const { return entries_; }
   std::vector<DocEntry>& entries() { return entries_; }

@@ -51,7 +51,8 @@ T DecodeAs(Decoder& d, const Doc& doc) {
 void CheckMeta(Decoder& d, const Doc& doc, const ObjectMeta& meta, bool namespaced) {
   const Doc* m = doc.Find("metadata");
   uint32_t line = m != nullptr ? m->line() : doc.line();
-  if (meta.name.empty() && meta.generate_name.empty()) {
+  bool has_name = m != nullptr && m->is_map() && m->Find("name") != nullptr;
+  if (meta.name.empty() && meta.generate_name.empty() && !has_name) {
     d.ErrorAt(line, "metadata.name", "required field is missing");
   } else if (!meta.name.empty()) {
     std::string problem = CheckDnsSubdomain(meta.name);
@@ -141,7 +142,7 @@ std::vector<SourcedObject> DecodeObjects(const Doc& doc, std::string_view file,
                             " is missing: every object needs apiVersion and kind");
     return out;
   }
-  if (kind.size() > 4 && kind.ends_with("List")) {
+  if (kind.ends_with("List")) {
     const Doc* items = doc.Find("items");
     if (items == nullptr || !items->is_seq()) {
       d.ErrorAt(doc.line(), "items", "a " + kind + " needs an items list");

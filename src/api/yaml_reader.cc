@@ -86,10 +86,10 @@ Doc ResolvePlain(const std::string& v, uint32_t line) {
                                        "false", "False", "FALSE"};
   if (v.size() <= 5) {
     for (const char* t : kTrue) {
-      if (v == t) return Doc::Scalar(Doc::Kind::kBool, "true", line);
+      if (v == t) return Doc::Scalar(Doc::Kind::kBool, v, line);
     }
     for (const char* f : kFalse) {
-      if (v == f) return Doc::Scalar(Doc::Kind::kBool, "false", line);
+      if (v == f) return Doc::Scalar(Doc::Kind::kBool, v, line);
     }
   }
   if ((c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.') {

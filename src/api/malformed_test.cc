@@ -1,0 +1,58 @@
+// Table test over testdata/api/malformed/: every bad input yields its expected diagnostic
+// (with file and line) and nothing crashes. Expectations are `# expect: ...` lines at the top
+// of a YAML case, or a `<case>.expect` file beside a JSON case.
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "api/loader.h"
+#include "api/testing.h"
+#include "gtest/gtest.h"
+
+namespace gpuplane::api {
+namespace {
+
+std::vector<std::string> Expectations(const std::filesystem::path& path) {
+  std::filesystem::path sidecar = path;
+  sidecar += ".expect";
+  bool from_sidecar = std::filesystem::exists(sidecar);
+  std::ifstream in(from_sidecar ? sidecar : path);
+  std::vector<std::string> out;
+  std::string line;
+  const std::string prefix = "# expect: ";
+  while (std::getline(in, line)) {
+    if (from_sidecar && !line.empty()) {
+      out.push_back(line);
+    } else if (line.rfind(prefix, 0) == 0) {
+      out.push_back(line.substr(prefix.size()));
+    }
+  }
+  return out;
+}
+
+TEST(MalformedInputTest, EveryCaseReportsItsExpectedDiagnostic) {
+  // Messages name files as given; load by repository-relative path like a user would.
+  std::filesystem::current_path(GPUPLANE_SOURCE_DIR);
+  int cases = 0;
+  std::filesystem::path dir = testing::SourcePath("testdata/api/malformed");
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    if (entry.path().extension() == ".expect") continue;
+    ++cases;
+    SCOPED_TRACE(entry.path().filename().string());
+    std::vector<std::string> expected = Expectations(entry.path());
+    ASSERT_FALSE(expected.empty()) << "case has no expectation";
+    LoadResult r = LoadPaths(
+        {std::filesystem::relative(entry.path(), GPUPLANE_SOURCE_DIR).string()});
+    EXPECT_GT(r.errors(), 0u);
+    std::string all;
+    for (const Diagnostic& d : r.diagnostics) all += d.ToString() + "\n";
+    for (const std::string& e : expected) {
+      EXPECT_NE(all.find(e), std::string::npos) << "expected: " << e << "\ngot:\n" << all;
+    }
+  }
+  EXPECT_GE(cases, 40);
+}
+
+}  // namespace
+}  // namespace gpuplane::api
