@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# The whole test suite (the README's `make test`; CI runs exactly this):
+#   1. formatting check (clang-format)
+#   2. GCC release build with warnings as errors, every test (unit, scenario, CLI)
+#   3. clang build with AddressSanitizer + UndefinedBehaviorSanitizer, unit tests
+#   4. libFuzzer targets from the clang build, each for FUZZ_SECONDS
+set -euo pipefail
+cd "$(dirname "$0")/.."
+JOBS=${JOBS:-$(nproc)}
+FUZZ_SECONDS=${FUZZ_SECONDS:-30}
+
+echo "== clang-format"
+git ls-files 'src/*.cc' 'src/*.h' 'bench/*.cc' 'fuzz/*.cc' | xargs clang-format --dry-run -Werror
+
+echo "== GCC release build (-Werror) and all tests"
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DGPUPLANE_WERROR=ON >/dev/null
+cmake --build build -j "$JOBS"
+ctest --test-dir build --output-on-failure -j "$JOBS"
+
+echo "== clang ASan+UBSan build (-Werror), unit tests, fuzz targets"
+cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER=clang++ \
+  -DGPUPLANE_WERROR=ON -DGPUPLANE_SANITIZE=ON -DGPUPLANE_BENCH=OFF -DGPUPLANE_FUZZ=ON >/dev/null
+cmake --build build-asan -j "$JOBS"
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+ctest --test-dir build-asan -L unit --output-on-failure -j "$JOBS"
+
+for target in build-asan/fuzz/*_fuzz; do
+  name=$(basename "$target")
+  corpus=$(mktemp -d)
+  find testdata examples -type f \( -name '*.yaml' -o -name '*.json' \) -size -64k \
+    -exec cp {} "$corpus"/ \; 2>/dev/null || true
+  echo "== fuzz $name for ${FUZZ_SECONDS}s"
+  "$target" -max_total_time="$FUZZ_SECONDS" -max_len=16384 -timeout=10 -rss_limit_mb=2048 \
+    -print_final_stats=1 "$corpus" 2>&1 | tail -n 4
+  rm -rf "$corpus"
+done
+
+# Last, so CI reads ctest's closing line for the whole suite.
+echo "== summary"
+ctest --test-dir build -j "$JOBS" 2>&1 | tail -n 3

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# End-to-end checks of the gpuplane binary: exit codes, output shapes, error locations.
+# Usage: cli_test.sh PATH/TO/gpuplane   (run from the repository root)
+set -uo pipefail
+BIN=$1
+failures=0
+pass=0
+
+expect_exit() {  # expect_exit CODE DESCRIPTION -- COMMAND...
+  local want=$1 what=$2
+  shift 3
+  local out
+  out=$("$@" 2>&1)
+  local got=$?
+  if [[ $got -ne $want ]]; then
+    echo "FAIL: $what: exit $got, want $want"
+    echo "$out" | head -20
+    failures=$((failures + 1))
+  else
+    pass=$((pass + 1))
+  fi
+}
+
+expect_output() {  # expect_output PATTERN DESCRIPTION -- COMMAND...
+  local pattern=$1 what=$2
+  shift 3
+  local out
+  out=$("$@" 2>&1)
+  if ! grep -qE -- "$pattern" <<<"$out"; then
+    echo "FAIL: $what: output does not match /$pattern/"
+    echo "$out" | head -20
+    failures=$((failures + 1))
+  else
+    pass=$((pass + 1))
+  fi
+}
+
+expect_exit 0 "examples validate" -- "$BIN" validate examples/
+expect_output "^22 objects, 0 errors, 0 warnings$" "examples summary" -- "$BIN" validate examples/
+expect_exit 1 "malformed input" -- "$BIN" validate testdata/api/malformed/count-zero.yaml
+expect_exit 2 "missing path" -- "$BIN" validate does/not/exist.yaml
+expect_exit 2 "no arguments" -- "$BIN" validate
+expect_exit 2 "bad flag" -- "$BIN" validate --output xml examples/
+expect_exit 2 "unknown subcommand" -- "$BIN" frobnicate
+expect_output '^\{"objects":\[\{"kind":"DeviceClass","namespace":"","name":"gpu.nvidia.com","file":"examples/cluster/device-classes.yaml","line":2\}' \
+  "json objects" -- "$BIN" validate --output json examples/
+expect_output '"errors":\[\{"file":"testdata/api/malformed/count-zero.yaml","line":17,"object":"ResourceClaim default/c","field":"spec.devices.requests\[0\].exactly.count","message":"must be greater than zero"\}\],"warnings":\[\]\}$' \
+  "json errors" -- "$BIN" validate --output json testdata/api/malformed/count-zero.yaml
+expect_output "^testdata/api/malformed/bad-quantity-two-dots.yaml:13: ResourceSlice s: spec.devices\[0\].capacity\[\"memory\"\].value: bad quantity \"1.5.3Gi\"" \
+  "text error location" -- "$BIN" validate testdata/api/malformed/bad-quantity-two-dots.yaml
+expect_exit 0 "version" -- "$BIN" version
+expect_exit 2 "bad mix" -- "$BIN" generate cluster --mix "h900=1"
+expect_output "unknown GPU product \"h900\"" "bad mix message" -- "$BIN" generate cluster --mix "h900=1"
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+"$BIN" generate cluster --mix "h100=3,a100-80gb+mig=2x4,t4=1x2" --format json >"$tmp/c.json"
+expect_output "^[0-9]+ objects, 0 errors, 0 warnings$" "generated JSON validates" -- "$BIN" validate --quiet "$tmp/c.json"
+"$BIN" generate cluster --mix "h100=2" --output-dir "$tmp/dir" 2>/dev/null
+expect_output "^6 objects, 0 errors, 0 warnings$" "generated dir validates" -- "$BIN" validate --quiet "$tmp/dir"
+# Determinism: the same spec gives byte-identical output.
+"$BIN" generate cluster --mix "h100=3,a100-80gb+mig=2x4,t4=1x2" --format json >"$tmp/c2.json"
+expect_exit 0 "generator is deterministic" -- cmp "$tmp/c.json" "$tmp/c2.json"
+
+echo "$pass passed, $failures failed"
+[[ $failures -eq 0 ]]
