@@ -18,15 +18,15 @@ int CountSet(std::initializer_list<bool> present) {
 void ExactlyOne(Decoder& d, const Doc& n, int count, std::string_view names, bool allow_none) {
   if (count == 1 || (allow_none && count == 0)) return;
   d.Error(n.line(), util::Cat(allow_none ? "at most one of " : "exactly one of ", names,
-                                 " must be set, found ", count));
+                              " must be set, found ", count));
 }
 
 }  // namespace
 
 void Schema<NodeSelectorRequirement>::Check(Decoder& d, const Doc& n,
                                             const NodeSelectorRequirement& v) {
-  static const std::set<std::string, std::less<>> kOps = {"In",     "NotIn", "Exists",
-                                                          "DoesNotExist", "Gt", "Lt"};
+  static const std::set<std::string, std::less<>> kOps = {"In",           "NotIn", "Exists",
+                                                          "DoesNotExist", "Gt",    "Lt"};
   if (!v.op.empty() && !kOps.contains(v.op)) {
     d.ErrorAt(LineOf(n, "operator"), "operator",
               "\"" + v.op + "\" is not one of In, NotIn, Exists, DoesNotExist, Gt, Lt");
@@ -44,8 +44,9 @@ void Schema<Taint>::Check(Decoder& d, const Doc& n, const Taint& v) {
   if (!v.effect.empty() && v.effect != "NoSchedule" && v.effect != "NoExecute" &&
       v.effect != "None" && v.effect != "PreferNoSchedule") {
     d.ErrorAt(LineOf(n, "effect"), "effect",
-              "\"" + v.effect + "\" is not a taint effect (NoSchedule, NoExecute, None, or "
-              "PreferNoSchedule for nodes)");
+              "\"" + v.effect +
+                  "\" is not a taint effect (NoSchedule, NoExecute, None, or "
+                  "PreferNoSchedule for nodes)");
   }
 }
 
@@ -104,10 +105,10 @@ void CheckDeviceFields(Decoder& d, const Doc& n, const Device& v) {
   if (total > 32) {
     d.Error(n.line(), util::Cat("at most 32 attributes and capacities combined, has ", total));
   }
-  ExactlyOne(d, n,
-             CountSet({v.node_name.has_value(), v.node_selector.has_value(),
-                       v.all_nodes.value_or(false)}),
-             "nodeName, nodeSelector, allNodes", true);
+  ExactlyOne(
+      d, n,
+      CountSet({v.node_name.has_value(), v.node_selector.has_value(), v.all_nodes.value_or(false)}),
+      "nodeName, nodeSelector, allNodes", true);
   if (v.node_selector && v.node_selector->node_selector_terms.size() != 1) {
     d.ErrorAt(LineOf(n, "nodeSelector"), "nodeSelector.nodeSelectorTerms",
               "must have exactly one term");
@@ -151,8 +152,8 @@ void CheckSliceSpec(Decoder& d, const Doc& n, const ResourceSliceSpec& s,
   if (s.devices.size() > limit) {
     d.ErrorAt(LineOf(n, "devices"), "devices",
               util::Cat("must have at most ", limit, " entries",
-                           restricted ? " when a device has taints or consumes counters" : "",
-                           ", has ", s.devices.size()));
+                        restricted ? " when a device has taints or consumes counters" : "",
+                        ", has ", s.devices.size()));
   }
   bool per_device = s.per_device_node_selection.value_or(false);
   std::set<std::string, std::less<>> names;
@@ -256,8 +257,8 @@ void Schema<BetaDeviceRequest>::Check(Decoder& d, const Doc& n, const BetaDevice
   ExactlyOne(d, n, CountSet({!v.device_class_name.empty(), !v.first_available.empty()}),
              "deviceClassName, firstAvailable", false);
   if (!v.first_available.empty()) {
-    bool extra = !v.selectors.empty() || !v.allocation_mode.empty() || v.count ||
-                 v.admin_access || !v.tolerations.empty() || v.capacity;
+    bool extra = !v.selectors.empty() || !v.allocation_mode.empty() || v.count || v.admin_access ||
+                 !v.tolerations.empty() || v.capacity;
     if (extra) {
       d.Error(n.line(), "with firstAvailable, the request itself may set only its name");
     }
@@ -270,8 +271,8 @@ void Schema<BetaDeviceRequest>::Check(Decoder& d, const Doc& n, const BetaDevice
 void Schema<DeviceConstraint>::Check(Decoder& d, const Doc& n, const DeviceConstraint& v) {
   ExactlyOne(d, n, CountSet({v.match_attribute.has_value(), v.distinct_attribute.has_value()}),
              "matchAttribute, distinctAttribute", false);
-  const std::optional<std::string>& attr = v.match_attribute ? v.match_attribute
-                                                             : v.distinct_attribute;
+  const std::optional<std::string>& attr =
+      v.match_attribute ? v.match_attribute : v.distinct_attribute;
   if (attr && !attr->empty() && attr->find('/') == std::string::npos) {
     const char* field = v.match_attribute ? "matchAttribute" : "distinctAttribute";
     d.ErrorAt(LineOf(n, field), field,
@@ -297,8 +298,7 @@ void CheckReferences(Decoder& d, const Doc& n, const std::vector<Request>& reque
     valid.insert(r.name);
     for (const DeviceSubRequest& s : r.first_available) valid.insert(r.name + "/" + s.name);
   }
-  auto check_list = [&](std::string_view list, size_t index,
-                        const std::vector<std::string>& refs) {
+  auto check_list = [&](std::string_view list, size_t index, const std::vector<std::string>& refs) {
     for (size_t j = 0; j < refs.size(); ++j) {
       if (!valid.contains(refs[j])) {
         d.ErrorAt(LineOf(n, list), util::Cat(list, "[", index, "].requests[", j, "]"),
@@ -330,10 +330,10 @@ void Schema<DeviceAllocationConfiguration>::Check(Decoder& d, const Doc& n,
 }
 
 void Schema<PodResourceClaim>::Check(Decoder& d, const Doc& n, const PodResourceClaim& v) {
-  ExactlyOne(d, n,
-             CountSet({v.resource_claim_name.has_value(),
-                       v.resource_claim_template_name.has_value()}),
-             "resourceClaimName, resourceClaimTemplateName", false);
+  ExactlyOne(
+      d, n,
+      CountSet({v.resource_claim_name.has_value(), v.resource_claim_template_name.has_value()}),
+      "resourceClaimName, resourceClaimTemplateName", false);
 }
 
 void Schema<PodSpec>::Check(Decoder& d, const Doc& n, const PodSpec& v) {

@@ -2,6 +2,13 @@
 
 namespace gpuplane::api {
 
+Doc::Doc() = default;
+Doc::~Doc() = default;
+Doc::Doc(const Doc&) = default;
+Doc::Doc(Doc&&) noexcept = default;
+Doc& Doc::operator=(const Doc&) = default;
+Doc& Doc::operator=(Doc&&) noexcept = default;
+
 Doc Doc::Scalar(Kind kind, std::string text, uint32_t line) {
   Doc d;
   d.kind_ = kind;
@@ -48,11 +55,16 @@ Doc& Doc::Add(std::string key, Doc value, uint32_t key_line) {
 bool operator==(const Doc& a, const Doc& b) {
   if (a.kind_ != b.kind_) return false;
   switch (a.kind_) {
-    case Doc::Kind::kMap: return a.entries_ == b.entries_;
-    case Doc::Kind::kSeq: return a.items_ == b.items_;
-    case Doc::Kind::kNull: return true;
-    case Doc::Kind::kBool: return a.bool_value() == b.bool_value();
-    default: return a.text_ == b.text_;
+    case Doc::Kind::kMap:
+      return a.entries_ == b.entries_;
+    case Doc::Kind::kSeq:
+      return a.items_ == b.items_;
+    case Doc::Kind::kNull:
+      return true;
+    case Doc::Kind::kBool:
+      return a.bool_value() == b.bool_value();
+    default:
+      return a.text_ == b.text_;
   }
 }
 
@@ -62,13 +74,20 @@ bool operator==(const DocEntry& a, const DocEntry& b) {
 
 std::string Doc::Describe() const {
   switch (kind_) {
-    case Kind::kNull: return "null";
-    case Kind::kBool: return "a boolean (" + text_ + ")";
-    case Kind::kInt: return "an integer (" + text_ + ")";
-    case Kind::kFloat: return "a number (" + text_ + ")";
-    case Kind::kString: return "a string";
-    case Kind::kMap: return "a map";
-    case Kind::kSeq: return "a list";
+    case Kind::kNull:
+      return "null";
+    case Kind::kBool:
+      return "a boolean (" + text_ + ")";
+    case Kind::kInt:
+      return "an integer (" + text_ + ")";
+    case Kind::kFloat:
+      return "a number (" + text_ + ")";
+    case Kind::kString:
+      return "a string";
+    case Kind::kMap:
+      return "a map";
+    case Kind::kSeq:
+      return "a list";
   }
   return "a value";
 }

@@ -19,7 +19,13 @@ class Doc {
   // scalars and JSON strings are kString; plain YAML scalars may be null, bool, int or float.
   enum class Kind : uint8_t { kNull, kBool, kInt, kFloat, kString, kMap, kSeq };
 
-  Doc() = default;
+  // Defined in doc.cc, where DocEntry is complete.
+  Doc();
+  ~Doc();
+  Doc(const Doc&);
+  Doc(Doc&&) noexcept;
+  Doc& operator=(const Doc&);
+  Doc& operator=(Doc&&) noexcept;
   static Doc Scalar(Kind kind, std::string text, uint32_t line = 0);
   static Doc String(std::string text, uint32_t line = 0) {
     return Scalar(Kind::kString, std::move(text), line);

@@ -20,9 +20,8 @@ class JsonReader {
       SkipSpace();
       if (pos_ >= s_.size()) break;
       Doc d = Value(0);
-      if (error_.empty() && pos_ < s_.size() && d.kind() != Doc::Kind::kString &&
-          d.is_scalar() && s_[pos_] != ' ' && s_[pos_] != '\n' && s_[pos_] != '\t' &&
-          s_[pos_] != '\r') {
+      if (error_.empty() && pos_ < s_.size() && d.kind() != Doc::Kind::kString && d.is_scalar() &&
+          s_[pos_] != ' ' && s_[pos_] != '\n' && s_[pos_] != '\t' && s_[pos_] != '\r') {
         Fail("unexpected character after a value");
       }
       if (!error_.empty()) return absl::InvalidArgumentError(error_);
@@ -68,12 +67,18 @@ class JsonReader {
     uint32_t line = line_;
     char c = s_[pos_];
     switch (c) {
-      case '{': return Object(depth, line);
-      case '[': return Array(depth, line);
-      case '"': return Doc::String(String(), line);
-      case 't': return Literal("true", Doc::Kind::kBool, line);
-      case 'f': return Literal("false", Doc::Kind::kBool, line);
-      case 'n': return Literal("null", Doc::Kind::kNull, line);
+      case '{':
+        return Object(depth, line);
+      case '[':
+        return Array(depth, line);
+      case '"':
+        return Doc::String(String(), line);
+      case 't':
+        return Literal("true", Doc::Kind::kBool, line);
+      case 'f':
+        return Literal("false", Doc::Kind::kBool, line);
+      case 'n':
+        return Literal("null", Doc::Kind::kNull, line);
       default:
         if (c == '-' || (c >= '0' && c <= '9')) return Number(line);
         Fail(util::Cat("unexpected character '", std::string_view(&s_[pos_], 1), "'"));
@@ -196,14 +201,30 @@ class JsonReader {
       }
       char e = s_[pos_++];
       switch (e) {
-        case '"': out.push_back('"'); break;
-        case '\\': out.push_back('\\'); break;
-        case '/': out.push_back('/'); break;
-        case 'b': out.push_back('\b'); break;
-        case 'f': out.push_back('\f'); break;
-        case 'n': out.push_back('\n'); break;
-        case 'r': out.push_back('\r'); break;
-        case 't': out.push_back('\t'); break;
+        case '"':
+          out.push_back('"');
+          break;
+        case '\\':
+          out.push_back('\\');
+          break;
+        case '/':
+          out.push_back('/');
+          break;
+        case 'b':
+          out.push_back('\b');
+          break;
+        case 'f':
+          out.push_back('\f');
+          break;
+        case 'n':
+          out.push_back('\n');
+          break;
+        case 'r':
+          out.push_back('\r');
+          break;
+        case 't':
+          out.push_back('\t');
+          break;
         case 'u': {
           uint32_t cp;
           if (!Hex4(cp)) {
@@ -324,7 +345,7 @@ Format DetectFormat(std::string_view path, std::string_view text) {
 }
 
 absl::StatusOr<std::vector<Doc>> ReadDocs(std::string_view text, std::string_view file,
-                                         Format format) {
+                                          Format format) {
   return format == Format::kJson ? ReadJson(text, file) : ReadYaml(text, file);
 }
 

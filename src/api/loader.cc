@@ -18,10 +18,13 @@ bool IsObjectFile(const fs::path& p) {
   return ext == ".yaml" || ext == ".yml" || ext == ".json";
 }
 
-Diagnostic At(const SourcedObject& o, std::string field, std::string message,
-              bool error = true) {
+Diagnostic At(const SourcedObject& o, std::string field, std::string message, bool error = true) {
   return Diagnostic{error ? Diagnostic::Severity::kError : Diagnostic::Severity::kWarning,
-                    o.file, o.line, Label(o.object), std::move(field), std::move(message)};
+                    o.file,
+                    o.line,
+                    Label(o.object),
+                    std::move(field),
+                    std::move(message)};
 }
 
 void CheckDuplicateObjects(LoadResult& r) {
@@ -32,8 +35,8 @@ void CheckDuplicateObjects(LoadResult& r) {
     auto [it, inserted] = seen.try_emplace({KindOf(o.object), m.namespace_name, m.name}, &o);
     if (!inserted) {
       r.diagnostics.push_back(At(o, "metadata.name",
-                                 util::Cat("duplicate object: also defined at ",
-                                              it->second->file, ":", it->second->line)));
+                                 util::Cat("duplicate object: also defined at ", it->second->file,
+                                           ":", it->second->line)));
     }
   }
 }
@@ -41,7 +44,9 @@ void CheckDuplicateObjects(LoadResult& r) {
 struct PoolKey {
   std::string driver;
   std::string pool;
-  bool operator<(const PoolKey& o) const { return std::tie(driver, pool) < std::tie(o.driver, o.pool); }
+  bool operator<(const PoolKey& o) const {
+    return std::tie(driver, pool) < std::tie(o.driver, o.pool);
+  }
 };
 
 // Pools: the highest generation counts; device names must be unique within it, and devices'
@@ -50,7 +55,9 @@ void CheckPools(LoadResult& r) {
   std::map<PoolKey, int64_t> generation;
   for (const SourcedObject& o : r.objects) {
     if (const auto* s = std::get_if<ResourceSlice>(&o.object)) {
-      int64_t& g = generation.try_emplace({s->spec.driver, s->spec.pool.name}, s->spec.pool.generation).first->second;
+      int64_t& g =
+          generation.try_emplace({s->spec.driver, s->spec.pool.name}, s->spec.pool.generation)
+              .first->second;
       g = std::max(g, s->spec.pool.generation);
     }
   }
@@ -78,10 +85,10 @@ void CheckPools(LoadResult& r) {
       std::string where = util::Cat(o.file, ":", o.line);
       auto [it, inserted] = p.devices.try_emplace(name, where);
       if (!inserted) {
-        r.diagnostics.push_back(At(o, util::Cat("spec.devices[", i, "].name"),
-                                   util::Cat("duplicate device name \"", name, "\" in pool \"",
-                                                key.pool, "\" (also in the slice at ",
-                                                it->second, ")")));
+        r.diagnostics.push_back(
+            At(o, util::Cat("spec.devices[", i, "].name"),
+               util::Cat("duplicate device name \"", name, "\" in pool \"", key.pool,
+                         "\" (also in the slice at ", it->second, ")")));
       }
     }
   }
@@ -104,9 +111,9 @@ void CheckPools(LoadResult& r) {
         }
         for (const auto& [c, unused] : consumes[j].counters) {
           if (!set->second.contains(c)) {
-            r.diagnostics.push_back(At(o, field + ".counters[\"" + c + "\"]",
-                                       "counter set \"" + consumes[j].counter_set +
-                                           "\" has no counter \"" + c + "\""));
+            r.diagnostics.push_back(
+                At(o, field + ".counters[\"" + c + "\"]",
+                   "counter set \"" + consumes[j].counter_set + "\" has no counter \"" + c + "\""));
           }
         }
       }
@@ -126,13 +133,13 @@ void CheckClassReferences(LoadResult& r) {
       std::string base = util::Cat(prefix, "spec.devices.requests[", i, "]");
       auto one = [&](const ExactDeviceRequest& e, const std::string& field) {
         if (e.device_class_name.empty() || classes.contains(e.device_class_name)) return;
-        r.diagnostics.push_back(At(
-            o, field + ".deviceClassName",
-            have_classes ? "DeviceClass \"" + e.device_class_name +
-                               "\" is not defined in the inputs (add it, or fix the name)"
-                         : "DeviceClass \"" + e.device_class_name +
-                               "\" cannot be checked: no DeviceClass is among the inputs",
-            have_classes));
+        r.diagnostics.push_back(
+            At(o, field + ".deviceClassName",
+               have_classes ? "DeviceClass \"" + e.device_class_name +
+                                  "\" is not defined in the inputs (add it, or fix the name)"
+                            : "DeviceClass \"" + e.device_class_name +
+                                  "\" cannot be checked: no DeviceClass is among the inputs",
+               have_classes));
       };
       if (requests[i].exactly) one(*requests[i].exactly, base + ".exactly");
       for (size_t j = 0; j < requests[i].first_available.size(); ++j) {
@@ -206,8 +213,8 @@ LoadResult LoadPaths(const std::vector<std::string>& paths) {
   for (const std::string& p : paths) {
     absl::Status s = loader.AddPath(p);
     if (!s.ok()) {
-      usage.push_back(Diagnostic{Diagnostic::Severity::kError, "", 0, "", "",
-                                 std::string(s.message())});
+      usage.push_back(
+          Diagnostic{Diagnostic::Severity::kError, "", 0, "", "", std::string(s.message())});
     }
   }
   LoadResult r = loader.Finish();

@@ -42,8 +42,8 @@ TEST(MalformedInputTest, EveryCaseReportsItsExpectedDiagnostic) {
     SCOPED_TRACE(entry.path().filename().string());
     std::vector<std::string> expected = Expectations(entry.path());
     ASSERT_FALSE(expected.empty()) << "case has no expectation";
-    LoadResult r = LoadPaths(
-        {std::filesystem::relative(entry.path(), GPUPLANE_SOURCE_DIR).string()});
+    LoadResult r =
+        LoadPaths({std::filesystem::relative(entry.path(), GPUPLANE_SOURCE_DIR).string()});
     EXPECT_GT(r.errors(), 0u);
     std::string all;
     for (const Diagnostic& d : r.diagnostics) all += d.ToString() + "\n";
@@ -52,6 +52,31 @@ TEST(MalformedInputTest, EveryCaseReportsItsExpectedDiagnostic) {
     }
   }
   EXPECT_GE(cases, 40);
+}
+
+}  // namespace
+}  // namespace gpuplane::api
+
+namespace gpuplane::api {
+namespace {
+
+// Inputs the fuzzer found problems with: each must load (as YAML and as JSON) to errors,
+// promptly, without crashing.
+TEST(FuzzRegressionTest, InputsLoadToErrorsWithoutCrashing) {
+  int cases = 0;
+  for (const auto& entry :
+       std::filesystem::directory_iterator(testing::SourcePath("testdata/api/fuzz-regressions"))) {
+    ++cases;
+    SCOPED_TRACE(entry.path().filename().string());
+    for (Format f : {Format::kYaml, Format::kJson}) {
+      std::ifstream in(entry.path(), std::ios::binary);
+      std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      Loader loader;
+      loader.AddText(text, entry.path().string(), f);
+      EXPECT_GT(loader.Finish().errors(), 0u);
+    }
+  }
+  EXPECT_GE(cases, 2);
 }
 
 }  // namespace

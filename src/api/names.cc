@@ -1,7 +1,6 @@
 #include "api/names.h"
 #include "util/strings.h"
 
-
 namespace gpuplane::api {
 namespace {
 
@@ -73,7 +72,7 @@ std::string CheckDnsLabel(std::string_view s) {
   if (s.size() > 63) return TooLong("a DNS label", 63);
   if (!LabelOk(s)) {
     return util::Cat("\"", s, "\" is not a DNS label (lower case letters, digits and '-', ",
-                        "starting and ending with a letter or digit)");
+                     "starting and ending with a letter or digit)");
   }
   return "";
 }
@@ -83,7 +82,7 @@ std::string CheckDnsSubdomain(std::string_view s) {
   if (s.size() > 253) return TooLong("a DNS subdomain", 253);
   if (!SubdomainOk(s, 253)) {
     return util::Cat("\"", s, "\" is not a DNS subdomain (dot-separated DNS labels: lower ",
-                        "case letters, digits and '-')");
+                     "case letters, digits and '-')");
   }
   return "";
 }
@@ -121,8 +120,8 @@ std::string CheckLabelKey(std::string_view s) {
   }
   if (name.empty() || name.size() > 63 || !NameOk(name)) {
     return util::Cat("\"", s, "\" is not a qualified name (at most 63 letters, digits, '-', ",
-                        "'_' or '.', starting and ending with a letter or digit, with an ",
-                        "optional DNS subdomain prefix and '/')");
+                     "'_' or '.', starting and ending with a letter or digit, with an ",
+                     "optional DNS subdomain prefix and '/')");
   }
   return "";
 }
@@ -132,7 +131,7 @@ std::string CheckLabelValue(std::string_view s) {
   if (s.size() > 63) return TooLong("a label value", 63);
   if (!NameOk(s)) {
     return util::Cat("\"", s, "\" is not a valid label value (letters, digits, '-', '_' or ",
-                        "'.', starting and ending with a letter or digit)");
+                     "'.', starting and ending with a letter or digit)");
   }
   return "";
 }
@@ -156,7 +155,7 @@ std::string CheckQualifiedName(std::string_view s) {
   }
   if (!ok) {
     return util::Cat("\"", s, "\" is not a qualified name (an optional DNS domain and '/', ",
-                        "then a C identifier: letters, digits and '_', not starting with a digit)");
+                     "then a C identifier: letters, digits and '_', not starting with a digit)");
   }
   return "";
 }
@@ -188,7 +187,7 @@ std::string CheckSemver(std::string_view s) {
   }
   if (parts != 3) {
     return util::Cat("\"", s, "\" is not a semantic version (MAJOR.MINOR.PATCH, e.g. 1.2.3, ",
-                        "without leading zeros)");
+                     "without leading zeros)");
   }
   return "";
 }

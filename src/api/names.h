@@ -17,7 +17,7 @@ std::string CheckLabelKey(std::string_view s);      // [prefix/]name
 std::string CheckLabelValue(std::string_view s);
 // DRA attribute / capacity name: [domain/]C-identifier, domain at most 63, identifier at most 32.
 std::string CheckQualifiedName(std::string_view s);
-std::string CheckSemver(std::string_view s);        // semver.org 2.0.0
+std::string CheckSemver(std::string_view s);  // semver.org 2.0.0
 
 }  // namespace gpuplane::api
 

@@ -64,8 +64,8 @@ void CheckMeta(Decoder& d, const Doc& doc, const ObjectMeta& meta, bool namespac
   }
 }
 
-std::optional<Object> DecodeOne(Decoder& d, const Doc& doc, std::string_view kind,
-                                Group group, const std::string& version) {
+std::optional<Object> DecodeOne(Decoder& d, const Doc& doc, std::string_view kind, Group group,
+                                const std::string& version) {
   bool beta1 = version == "v1beta1";
   bool resource_ok = version == "v1" || version == "v1beta2" || beta1;
   if (group == Group::kResource && resource_ok) {
@@ -109,9 +109,9 @@ void SetTypeMeta(T& o, std::string_view api_version, std::string_view kind) {
 }  // namespace
 
 std::string_view KindOf(const Object& o) {
-  static constexpr std::string_view kKinds[] = {"DeviceClass", "ResourceSlice", "ResourceClaim",
-                                                "ResourceClaimTemplate", "Pod", "Node",
-                                                "PodGroup"};
+  static constexpr std::string_view kKinds[] = {
+      "DeviceClass", "ResourceSlice", "ResourceClaim", "ResourceClaimTemplate",
+      "Pod",         "Node",          "PodGroup"};
   return kKinds[o.index()];
 }
 
@@ -123,7 +123,7 @@ std::string Label(const Object& o) {
   const ObjectMeta& m = MetaOf(o);
   std::string name = m.name.empty() ? m.generate_name : m.name;
   return util::Cat(KindOf(o), " ", m.namespace_name.empty() ? "" : m.namespace_name + "/",
-                      name.empty() ? "(unnamed)" : name);
+                   name.empty() ? "(unnamed)" : name);
 }
 
 std::vector<SourcedObject> DecodeObjects(const Doc& doc, std::string_view file,
@@ -131,8 +131,7 @@ std::vector<SourcedObject> DecodeObjects(const Doc& doc, std::string_view file,
   std::vector<SourcedObject> out;
   Decoder d(file, sink);
   if (!doc.is_map()) {
-    d.Error(doc.line(), "a document must be a map with apiVersion and kind, got " +
-                            doc.Describe());
+    d.Error(doc.line(), "a document must be a map with apiVersion and kind, got " + doc.Describe());
     return out;
   }
   std::string kind = ScalarText(doc, "kind");
@@ -167,16 +166,16 @@ std::vector<SourcedObject> DecodeObjects(const Doc& doc, std::string_view file,
   int errors_before = d.errors();
   std::optional<Object> obj = DecodeOne(d, doc, kind, group, version);
   if (!obj) {
-    d.Warn(doc.line(), "kind " + kind + " in " + api_version +
-                           " is not used by gpuplane (skipped)");
+    d.Warn(doc.line(),
+           "kind " + kind + " in " + api_version + " is not used by gpuplane (skipped)");
     return out;
   }
   CheckMeta(d, doc, MetaOf(*obj), IsNamespaced(*obj));
   if (group == Group::kResource) {  // converted on read: from here on it is a v1 object
     std::visit([](auto& v) { v.api_version = kResourceApiVersion; }, *obj);
   }
-  out.push_back(SourcedObject{std::move(*obj), std::string(file), doc.line(),
-                              d.errors() == errors_before});
+  out.push_back(
+      SourcedObject{std::move(*obj), std::string(file), doc.line(), d.errors() == errors_before});
   return out;
 }
 
@@ -191,10 +190,11 @@ Doc EncodeObject(const Object& o) {
           if (copy.api_version.empty()) copy.api_version = "scheduling.x-k8s.io/v1alpha1";
           copy.kind = "PodGroup";
         } else {
-          static constexpr std::string_view kKind = std::is_same_v<T, DeviceClass> ? "DeviceClass"
-              : std::is_same_v<T, ResourceSlice>                     ? "ResourceSlice"
-              : std::is_same_v<T, ResourceClaim>                     ? "ResourceClaim"
-                                                                     : "ResourceClaimTemplate";
+          static constexpr std::string_view kKind =
+              std::is_same_v<T, DeviceClass>     ? "DeviceClass"
+              : std::is_same_v<T, ResourceSlice> ? "ResourceSlice"
+              : std::is_same_v<T, ResourceClaim> ? "ResourceClaim"
+                                                 : "ResourceClaimTemplate";
           SetTypeMeta(copy, kResourceApiVersion, kKind);
         }
         return internal::EncodeStruct(copy);

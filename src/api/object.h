@@ -17,8 +17,8 @@
 
 namespace gpuplane::api {
 
-using Object = std::variant<DeviceClass, ResourceSlice, ResourceClaim, ResourceClaimTemplate,
-                            Pod, Node, PodGroup>;
+using Object = std::variant<DeviceClass, ResourceSlice, ResourceClaim, ResourceClaimTemplate, Pod,
+                            Node, PodGroup>;
 
 // An object with where it came from.
 struct SourcedObject {

@@ -60,8 +60,7 @@ TEST(ObjectTest, EveryExampleFileRoundTrips) {
 }
 
 TEST(ObjectTest, ValidTestdataRoundTrips) {
-  for (const auto& entry :
-       std::filesystem::directory_iterator(SourcePath("testdata/api/valid"))) {
+  for (const auto& entry : std::filesystem::directory_iterator(SourcePath("testdata/api/valid"))) {
     SCOPED_TRACE(entry.path().string());
     LoadResult r = LoadPaths({entry.path().string()});
     ASSERT_EQ(r.errors(), 0u) << Dump(r.diagnostics);
@@ -118,8 +117,8 @@ TEST(ObjectTest, UnknownFieldsAreWarningsWithLocation) {
 }
 
 TEST(ObjectTest, UnsupportedKindsAreSkippedWithAWarning) {
-  LoadResult r = LoadText("apiVersion: v1\nkind: Service\nmetadata: {name: s}\n", "s.yaml",
-                          Format::kYaml);
+  LoadResult r =
+      LoadText("apiVersion: v1\nkind: Service\nmetadata: {name: s}\n", "s.yaml", Format::kYaml);
   EXPECT_EQ(r.errors(), 0u);
   EXPECT_TRUE(r.objects.empty());
   ASSERT_EQ(r.warnings(), 1u);
@@ -130,7 +129,8 @@ TEST(ObjectTest, EncodeWritesV1TypeMeta) {
   DeviceClass c;
   c.metadata.name = "x";
   Doc d = EncodeObject(c);
-  EXPECT_EQ(ToJson(d), R"({"apiVersion":"resource.k8s.io/v1","kind":"DeviceClass","metadata":{"name":"x"}})");
+  EXPECT_EQ(ToJson(d),
+            R"({"apiVersion":"resource.k8s.io/v1","kind":"DeviceClass","metadata":{"name":"x"}})");
 }
 
 }  // namespace

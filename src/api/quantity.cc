@@ -3,7 +3,6 @@
 #include <vector>
 #include "util/strings.h"
 
-
 namespace gpuplane::api {
 namespace {
 
@@ -11,8 +10,8 @@ constexpr int64_t kNanoPerUnit = 1'000'000'000;
 
 struct Pieces {
   bool negative = false;
-  std::string_view num;     // integer digits, leading zeros stripped
-  std::string_view denom;   // fraction digits
+  std::string_view num;    // integer digits, leading zeros stripped
+  std::string_view denom;  // fraction digits
   std::string_view suffix;
 };
 
@@ -38,8 +37,9 @@ absl::StatusOr<Pieces> Split(std::string_view s) {
   if (pos < s.size() && (s[pos] == '+' || s[pos] == '-')) ++pos;
   while (pos < s.size() && IsDigit(s[pos])) ++pos;
   if (pos != s.size()) {
-    return absl::InvalidArgumentError("quantities must match the regular expression "
-                                      "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'");
+    return absl::InvalidArgumentError(
+        "quantities must match the regular expression "
+        "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'");
   }
   p.suffix = s.substr(suffix_start);
   if (s.substr(0, suffix_start).find_first_of("0123456789") == std::string_view::npos) {
@@ -50,13 +50,13 @@ absl::StatusOr<Pieces> Split(std::string_view s) {
 
 struct SuffixInfo {
   Quantity::Format format;
-  int base;       // 10 or 2
+  int base;  // 10 or 2
   int64_t exponent;
 };
 
 absl::StatusOr<SuffixInfo> Interpret(std::string_view suffix) {
   static constexpr std::pair<std::string_view, int> kDecimal[] = {
-      {"n", -9}, {"u", -6}, {"m", -3}, {"", 0}, {"k", 3},
+      {"n", -9}, {"u", -6}, {"m", -3}, {"", 0},   {"k", 3},
       {"M", 6},  {"G", 9},  {"T", 12}, {"P", 15}, {"E", 18}};
   static constexpr std::pair<std::string_view, int> kBinary[] = {
       {"Ki", 10}, {"Mi", 20}, {"Gi", 30}, {"Ti", 40}, {"Pi", 50}, {"Ei", 60}};
@@ -122,17 +122,28 @@ std::string Int128ToString(Int128 v) {
 
 const char* DecimalSuffix(int64_t exponent) {
   switch (exponent) {
-    case -9: return "n";
-    case -6: return "u";
-    case -3: return "m";
-    case 0: return "";
-    case 3: return "k";
-    case 6: return "M";
-    case 9: return "G";
-    case 12: return "T";
-    case 15: return "P";
-    case 18: return "E";
-    default: return nullptr;
+    case -9:
+      return "n";
+    case -6:
+      return "u";
+    case -3:
+      return "m";
+    case 0:
+      return "";
+    case 3:
+      return "k";
+    case 6:
+      return "M";
+    case 9:
+      return "G";
+    case 12:
+      return "T";
+    case 15:
+      return "P";
+    case 18:
+      return "E";
+    default:
+      return nullptr;
   }
 }
 

@@ -22,7 +22,7 @@ Format DetectFormat(std::string_view path, std::string_view text);
 absl::StatusOr<std::vector<Doc>> ReadJson(std::string_view text, std::string_view file);
 absl::StatusOr<std::vector<Doc>> ReadYaml(std::string_view text, std::string_view file);
 absl::StatusOr<std::vector<Doc>> ReadDocs(std::string_view text, std::string_view file,
-                                         Format format);
+                                          Format format);
 
 // Maximum nesting depth accepted by both readers; deeper input is an error, not a crash.
 inline constexpr int kMaxDocDepth = 256;

@@ -48,8 +48,10 @@ TEST(JsonReaderTest, SurrogatePairsAndStreams) {
 TEST(JsonReaderTest, ErrorsNameFileLineAndColumn) {
   EXPECT_EQ(ErrorOf(ReadJson("{\n  \"a\": tru\n}", "x.json")),
             "x.json:2:8: invalid JSON: unknown literal (expected true, false or null)");
-  EXPECT_EQ(ErrorOf(ReadJson("{\"a\": 1,}", "x.json")), "x.json:1:9: invalid JSON: expected a string key");
-  EXPECT_NE(ErrorOf(ReadJson("[1, 2", "x.json")).find("unexpected end of input"), std::string::npos);
+  EXPECT_EQ(ErrorOf(ReadJson("{\"a\": 1,}", "x.json")),
+            "x.json:1:9: invalid JSON: expected a string key");
+  EXPECT_NE(ErrorOf(ReadJson("[1, 2", "x.json")).find("unexpected end of input"),
+            std::string::npos);
   EXPECT_NE(ErrorOf(ReadJson("\"abc", "x.json")).find("unterminated string"), std::string::npos);
   EXPECT_NE(ErrorOf(ReadJson("\"\\ud800\"", "x.json")).find("surrogate"), std::string::npos);
   EXPECT_NE(ErrorOf(ReadJson("01", "x.json")).find("unexpected character after a value"),
@@ -66,9 +68,10 @@ TEST(JsonReaderTest, DeepNestingIsAnErrorNotACrash) {
 }
 
 TEST(YamlReaderTest, ScalarResolutionLikeKubernetes) {
-  Doc d = One(ReadYaml("a: 1\nb: \"1\"\nc: yes\nd: 'no'\ne: ~\nf: 1.5\ng: 80Gi\nh:\ni: 1.2.3\n"
-                       "j: -7\nk: .inf\n",
-                       "t.yaml"));
+  Doc d =
+      One(ReadYaml("a: 1\nb: \"1\"\nc: yes\nd: 'no'\ne: ~\nf: 1.5\ng: 80Gi\nh:\ni: 1.2.3\n"
+                   "j: -7\nk: .inf\n",
+                   "t.yaml"));
   EXPECT_EQ(d.Find("a")->kind(), Doc::Kind::kInt);
   EXPECT_EQ(d.Find("b")->kind(), Doc::Kind::kString);
   EXPECT_EQ(d.Find("c")->kind(), Doc::Kind::kBool);
@@ -121,9 +124,10 @@ TEST(YamlReaderTest, DeepNestingIsAnErrorNotACrash) {
 
 TEST(WriterTest, YamlQuotesWhatWouldChangeMeaning) {
   Doc d = Doc::Map();
-  for (const char* s : {"yes", "123", "", "-x", "a: b", "x #y", "1.5", "null", "~", "true",
-                        "multi\nline", "tab\there", " lead", "trail ", "[x]", "ünïcode", "0x1F",
-                        "@at", "80Gi", "9.0.0", "2024-01-01"}) {
+  for (const char* s :
+       {"yes",  "123",     "",     "-x",          "a: b",      "x #y",  "1.5",
+        "null", "~",       "true", "multi\nline", "tab\there", " lead", "trail ",
+        "[x]",  "ünïcode", "0x1F", "@at",         "80Gi",      "9.0.0", "2024-01-01"}) {
     d.Add(s, Doc::String(s));
   }
   d.Add("n", Doc::Scalar(Doc::Kind::kInt, "42"));

@@ -9,15 +9,24 @@ namespace gpuplane::api::internal {
 
 std::string CheckFormat(Fmt fmt, std::string_view s) {
   switch (fmt) {
-    case Fmt::kAny: return "";
-    case Fmt::kDnsLabel: return CheckDnsLabel(s);
-    case Fmt::kDnsSubdomain: return CheckDnsSubdomain(s);
-    case Fmt::kDriverName: return CheckDriverName(s);
-    case Fmt::kPoolName: return CheckPoolName(s);
-    case Fmt::kLabelKey: return CheckLabelKey(s);
-    case Fmt::kLabelValue: return CheckLabelValue(s);
-    case Fmt::kQualifiedName: return CheckQualifiedName(s);
-    case Fmt::kSemver: return CheckSemver(s);
+    case Fmt::kAny:
+      return "";
+    case Fmt::kDnsLabel:
+      return CheckDnsLabel(s);
+    case Fmt::kDnsSubdomain:
+      return CheckDnsSubdomain(s);
+    case Fmt::kDriverName:
+      return CheckDriverName(s);
+    case Fmt::kPoolName:
+      return CheckPoolName(s);
+    case Fmt::kLabelKey:
+      return CheckLabelKey(s);
+    case Fmt::kLabelValue:
+      return CheckLabelValue(s);
+    case Fmt::kQualifiedName:
+      return CheckQualifiedName(s);
+    case Fmt::kSemver:
+      return CheckSemver(s);
     case Fmt::kCel:
       if (s.empty()) return "must not be empty";
       if (s.size() > 10 * 1024) {
@@ -100,7 +109,8 @@ void DecodeValue(Decoder& d, const Doc& n, Quantity& out, const Rule&) {
   }
   absl::StatusOr<Quantity> q = Quantity::Parse(n.text());
   if (!q.ok()) {
-    d.Error(n.line(), util::Cat("bad quantity \"", n.text(), "\": ", std::string(q.status().message())));
+    d.Error(n.line(),
+            util::Cat("bad quantity \"", n.text(), "\": ", std::string(q.status().message())));
     return;
   }
   out = *q;

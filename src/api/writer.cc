@@ -53,11 +53,19 @@ void Newline(std::string& out, int indent, int depth) {
 
 void Json(std::string& out, const Doc& d, int indent, int depth) {
   switch (d.kind()) {
-    case Doc::Kind::kNull: out += "null"; return;
-    case Doc::Kind::kBool: out += d.bool_value() ? "true" : "false"; return;
+    case Doc::Kind::kNull:
+      out += "null";
+      return;
+    case Doc::Kind::kBool:
+      out += d.bool_value() ? "true" : "false";
+      return;
     case Doc::Kind::kInt:
-    case Doc::Kind::kFloat: AppendNumber(out, d); return;
-    case Doc::Kind::kString: util::AppendJsonString(out, d.text()); return;
+    case Doc::Kind::kFloat:
+      AppendNumber(out, d);
+      return;
+    case Doc::Kind::kString:
+      util::AppendJsonString(out, d.text());
+      return;
     case Doc::Kind::kMap: {
       if (d.entries().empty()) {
         out += "{}";
@@ -112,10 +120,16 @@ bool PlainSafe(const std::string& s) {
 
 void YamlScalar(std::string& out, const Doc& d) {
   switch (d.kind()) {
-    case Doc::Kind::kNull: out += "null"; return;
-    case Doc::Kind::kBool: out += d.bool_value() ? "true" : "false"; return;
+    case Doc::Kind::kNull:
+      out += "null";
+      return;
+    case Doc::Kind::kBool:
+      out += d.bool_value() ? "true" : "false";
+      return;
     case Doc::Kind::kInt:
-    case Doc::Kind::kFloat: out += d.text(); return;
+    case Doc::Kind::kFloat:
+      out += d.text();
+      return;
     case Doc::Kind::kString:
       if (PlainSafe(d.text())) {
         out += d.text();
@@ -123,7 +137,8 @@ void YamlScalar(std::string& out, const Doc& d) {
         util::AppendJsonString(out, d.text());
       }
       return;
-    default: return;
+    default:
+      return;
   }
 }
 

@@ -6,11 +6,11 @@
 
 #include "api/internal/yaml_scalar.h"
 #include "api/reader.h"
+#include "util/strings.h"
 #include "yaml-cpp/eventhandler.h"
 #include "yaml-cpp/exceptions.h"
 #include "yaml-cpp/mark.h"
 #include "yaml-cpp/parser.h"
-#include "util/strings.h"
 
 namespace gpuplane::api {
 namespace {
@@ -71,8 +71,10 @@ namespace internal {
 
 Doc ResolvePlain(const std::string& v, uint32_t line) {
   switch (v.size()) {
-    case 0: return Doc::Scalar(Doc::Kind::kNull, "", line);
-    default: break;
+    case 0:
+      return Doc::Scalar(Doc::Kind::kNull, "", line);
+    default:
+      break;
   }
   char c = v[0];
   if (c == '~' || c == 'n' || c == 'N') {
@@ -80,10 +82,10 @@ Doc ResolvePlain(const std::string& v, uint32_t line) {
       return Doc::Scalar(Doc::Kind::kNull, "", line);
     }
   }
-  static const char* const kTrue[] = {"y", "Y", "yes", "Yes", "YES", "on", "On", "ON",
-                                      "true", "True", "TRUE"};
-  static const char* const kFalse[] = {"n", "N", "no", "No", "NO", "off", "Off", "OFF",
-                                       "false", "False", "FALSE"};
+  static const char* const kTrue[] = {"y",  "Y",  "yes",  "Yes",  "YES", "on",
+                                      "On", "ON", "true", "True", "TRUE"};
+  static const char* const kFalse[] = {"n",   "N",   "no",    "No",    "NO",   "off",
+                                       "Off", "OFF", "false", "False", "FALSE"};
   if (v.size() <= 5) {
     for (const char* t : kTrue) {
       if (v == t) return Doc::Scalar(Doc::Kind::kBool, v, line);
@@ -109,16 +111,22 @@ using internal::ResolvePlain;
 
 class TreeBuilder : public YAML::EventHandler {
  public:
+  // yaml-cpp 0.7 can loop forever emitting events on some malformed flow collections; real
+  // documents produce far fewer events than 4 per input byte, so more means no progress.
+  explicit TreeBuilder(size_t input_size) : event_budget_(4 * input_size + 64) {}
+
   std::vector<Doc> TakeDocs() { return std::move(docs_); }
 
   void OnDocumentStart(const YAML::Mark&) override {}
   void OnDocumentEnd() override {}
 
   void OnNull(const YAML::Mark& mark, YAML::anchor_t anchor) override {
+    Count(mark);
     Attach(Doc::Scalar(Doc::Kind::kNull, "", Line(mark)), mark, anchor);
   }
 
   void OnAlias(const YAML::Mark& mark, YAML::anchor_t anchor) override {
+    Count(mark);
     auto it = anchors_.find(anchor);
     if (it == anchors_.end()) throw HandlerError{mark, "alias to an unknown anchor"};
     // Bound alias expansion so "billion laughs" input cannot exhaust memory.
@@ -130,6 +138,7 @@ class TreeBuilder : public YAML::EventHandler {
 
   void OnScalar(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t anchor,
                 const std::string& value) override {
+    Count(mark);
     uint32_t line = Line(mark);
     bool plain = tag == "?";
     bool want_string = tag == "!" || tag == "tag:yaml.org,2002:str";
@@ -140,12 +149,14 @@ class TreeBuilder : public YAML::EventHandler {
 
   void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
                        YAML::EmitterStyle::value) override {
+    Count(mark);
     Open(Doc::Seq(Line(mark)), mark, anchor);
   }
   void OnSequenceEnd() override { Close(); }
 
   void OnMapStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
                   YAML::EmitterStyle::value) override {
+    Count(mark);
     Open(Doc::Map(Line(mark)), mark, anchor);
   }
   void OnMapEnd() override { Close(); }
@@ -164,6 +175,12 @@ class TreeBuilder : public YAML::EventHandler {
     Doc doc;
     size_t size;
   };
+
+  void Count(const YAML::Mark& mark) {
+    if (event_budget_-- == 0) {
+      throw HandlerError{mark, "malformed input: the YAML parser stopped making progress"};
+    }
+  }
 
   static uint32_t Line(const YAML::Mark& m) { return static_cast<uint32_t>(m.line + 1); }
 
@@ -219,6 +236,7 @@ class TreeBuilder : public YAML::EventHandler {
   std::vector<Doc> docs_;
   std::map<YAML::anchor_t, Anchored> anchors_;
   int64_t alias_budget_ = 1'000'000;
+  size_t event_budget_;
 };
 
 }  // namespace
@@ -226,18 +244,17 @@ class TreeBuilder : public YAML::EventHandler {
 absl::StatusOr<std::vector<Doc>> ReadYaml(std::string_view text, std::string_view file) {
   MemoryBuf buf(text);
   std::istream in(&buf);
-  TreeBuilder builder;
+  TreeBuilder builder(text.size());
   try {
     YAML::Parser parser(in);
     while (parser.HandleNextDocument(builder)) {
     }
   } catch (const HandlerError& e) {
-    return absl::InvalidArgumentError(util::Cat(file, ":", e.mark.line + 1, ":",
-                                                   e.mark.column + 1, ": invalid YAML: ",
-                                                   e.message));
+    return absl::InvalidArgumentError(util::Cat(file, ":", e.mark.line + 1, ":", e.mark.column + 1,
+                                                ": invalid YAML: ", e.message));
   } catch (const YAML::Exception& e) {
-    return absl::InvalidArgumentError(util::Cat(file, ":", e.mark.line + 1, ":",
-                                                   e.mark.column + 1, ": invalid YAML: ", e.msg));
+    return absl::InvalidArgumentError(
+        util::Cat(file, ":", e.mark.line + 1, ":", e.mark.column + 1, ": invalid YAML: ", e.msg));
   }
   std::vector<Doc> docs = builder.TakeDocs();
   // An empty document (a trailing `---`) is not an object.

@@ -116,8 +116,7 @@ Command AddGenerateCommand(CLI::App& app) {
   cmd->add_option("--mix", opt->mix,
                   "Node groups PRODUCT[+mig]=NODES[xGPUS], comma-separated, e.g. "
                   "h100=2,a100-80gb+mig=1x4,t4=1x4 (default: the examples/ cluster)");
-  cmd->add_option("--format", opt->format, "Output format")
-      ->check(CLI::IsMember({"yaml", "json"}));
+  cmd->add_option("--format", opt->format, "Output format")->check(CLI::IsMember({"yaml", "json"}));
   cmd->add_option("--output-dir", opt->output_dir,
                   "Write device-classes and one file per node here instead of stdout");
   return Command{cmd, [opt] { return RunGenerate(*opt); }};

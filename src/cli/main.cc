@@ -1,7 +1,7 @@
 // gpuplane: GPU control plane for Kubernetes. This file only dispatches to subcommands.
 #include <cstdio>
-#include <vector>
 #include <string>
+#include <vector>
 
 #include "cli/commands.h"
 

@@ -15,7 +15,7 @@ namespace gpuplane::model {
 // counts follow the A100-40GB table for every product (the reference verifies no others).
 struct MigProfile {
   int gi_profile_id;
-  std::string_view suffix;   // "1g", "1g+me", "1g(2x)", "2g"... combined with memory below
+  std::string_view suffix;  // "1g", "1g+me", "1g(2x)", "2g"... combined with memory below
   int compute_slices;
   int memory_slices;
   std::vector<int> starts;
@@ -33,7 +33,7 @@ struct GpuProduct {
   int memory_gib;
   int multiprocessors;
   bool mig_capable;
-  bool nvlink;                    // HGX board: all GPUs of a node share one NVLink domain
+  bool nvlink;  // HGX board: all GPUs of a node share one NVLink domain
   // MIG SMs per profile in the order of MigProfiles(); empty when not MIG-capable.
   std::vector<int> mig_multiprocessors;
 };

@@ -42,9 +42,9 @@ std::string MakeUuid(std::string_view node, int index) {
   h1 = (h1 ^ static_cast<uint64_t>(index)) * 1099511628211ULL;
   h2 = (h2 ^ static_cast<uint64_t>(index + 7)) * 1099511628211ULL;
   char buf[64];
-  std::snprintf(buf, sizeof buf, "GPU-%08x-%04x-%04x-%04x-%012llx",
-                static_cast<unsigned>(h1 >> 32), static_cast<unsigned>((h1 >> 16) & 0xffff),
-                static_cast<unsigned>(h1 & 0xffff), static_cast<unsigned>(h2 >> 48),
+  std::snprintf(buf, sizeof buf, "GPU-%08x-%04x-%04x-%04x-%012llx", static_cast<unsigned>(h1 >> 32),
+                static_cast<unsigned>((h1 >> 16) & 0xffff), static_cast<unsigned>(h1 & 0xffff),
+                static_cast<unsigned>(h2 >> 48),
                 static_cast<unsigned long long>(h2 & 0xffffffffffffULL));
   return buf;
 }
@@ -67,8 +67,8 @@ void CommonAttributes(api::Device& d, const model::GpuProduct& gpu, const Cluste
   if (gpu.nvlink) d.attributes["nvlinkDomain"] = Str(node + "-nvlink");
 }
 
-api::Device FullGpu(const model::GpuProduct& gpu, const ClusterSpec& spec,
-                    const std::string& node, int index) {
+api::Device FullGpu(const model::GpuProduct& gpu, const ClusterSpec& spec, const std::string& node,
+                    int index) {
   api::Device d;
   d.name = util::Cat("gpu-", index);
   d.attributes["type"] = Str("gpu");
@@ -201,11 +201,12 @@ absl::StatusOr<ClusterSpec> ParseClusterMix(std::string_view mix) {
     if (gpu == nullptr) {
       std::string known;
       for (const model::GpuProduct& p : model::GpuProducts()) util::Append(known, " ", p.key);
-      return absl::InvalidArgumentError(
-          util::Cat("mix entry \"", item, "\": unknown GPU product \"", product, "\"; known:", known));
+      return absl::InvalidArgumentError(util::Cat(
+          "mix entry \"", item, "\": unknown GPU product \"", product, "\"; known:", known));
     }
     if (g.dynamic_mig && !gpu->mig_capable) {
-      return absl::InvalidArgumentError(util::Cat("mix entry \"", item, "\": ", product, " has no MIG"));
+      return absl::InvalidArgumentError(
+          util::Cat("mix entry \"", item, "\": ", product, " has no MIG"));
     }
     std::string_view counts = item.substr(eq + 1);
     size_t x = counts.find('x');
@@ -215,8 +216,8 @@ absl::StatusOr<ClusterSpec> ParseClusterMix(std::string_view mix) {
            g.gpus_per_node >= 1 && g.gpus_per_node <= 16;
     }
     if (!ok) {
-      return absl::InvalidArgumentError(util::Cat(
-          "mix entry \"", item, "\": NODES must be a count and GPUS between 1 and 16"));
+      return absl::InvalidArgumentError(
+          util::Cat("mix entry \"", item, "\": NODES must be a count and GPUS between 1 and 16"));
     }
     spec.groups.push_back(std::move(g));
   }
@@ -242,8 +243,8 @@ std::vector<api::DeviceClass> NvidiaDeviceClasses() {
     c.kind = "DeviceClass";
     c.metadata.name = util::Cat(type, ".nvidia.com");
     c.spec.selectors.push_back(api::DeviceSelector{api::CelDeviceSelector{util::Cat(
-        "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == '",
-        type, "'")}});
+        "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == '", type,
+        "'")}});
     out.push_back(std::move(c));
   }
   return out;
@@ -261,14 +262,16 @@ absl::StatusOr<GeneratedCluster> GenerateCluster(const ClusterSpec& spec) {
       gn.node = MakeNode(name, *gpu, g.gpus_per_node);
       if (!g.dynamic_mig) {
         api::ResourceSlice s = NewSlice(name, 0, 1);
-        for (int k = 0; k < g.gpus_per_node; ++k) s.spec.devices.push_back(FullGpu(*gpu, spec, name, k));
+        for (int k = 0; k < g.gpus_per_node; ++k)
+          s.spec.devices.push_back(FullGpu(*gpu, spec, name, k));
         gn.slices.push_back(std::move(s));
       } else {
         // Kubernetes 1.35: counter sets and devices live in separate slices of one pool.
         int count = 1 + g.gpus_per_node;
         api::ResourceSlice counters = NewSlice(name, 0, count);
         for (int k = 0; k < g.gpus_per_node; ++k) {
-          counters.spec.shared_counters.push_back(api::CounterSet{CounterSetName(k), GpuCounters(*gpu)});
+          counters.spec.shared_counters.push_back(
+              api::CounterSet{CounterSetName(k), GpuCounters(*gpu)});
         }
         gn.slices.push_back(std::move(counters));
         for (int k = 0; k < g.gpus_per_node; ++k) {
@@ -277,7 +280,8 @@ absl::StatusOr<GeneratedCluster> GenerateCluster(const ClusterSpec& spec) {
           api::DeviceCounterConsumption all{CounterSetName(k), GpuCounters(*gpu)};
           full.consumes_counters.push_back(std::move(all));
           s.spec.devices.push_back(std::move(full));
-          for (api::Device& d : MigDevices(*gpu, spec, name, k)) s.spec.devices.push_back(std::move(d));
+          for (api::Device& d : MigDevices(*gpu, spec, name, k))
+            s.spec.devices.push_back(std::move(d));
           gn.slices.push_back(std::move(s));
         }
       }

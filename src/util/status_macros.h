@@ -10,14 +10,14 @@
 #define GPUPLANE_CONCAT_(a, b) GPUPLANE_CONCAT_INNER_(a, b)
 
 // Returns from the enclosing function when `expr` (an absl::Status) is not OK.
-#define RETURN_IF_ERROR(expr)                          \
-  do {                                                 \
-    ::absl::Status gpuplane_status_ = (expr);          \
+#define RETURN_IF_ERROR(expr)                            \
+  do {                                                   \
+    ::absl::Status gpuplane_status_ = (expr);            \
     if (!gpuplane_status_.ok()) return gpuplane_status_; \
   } while (0)
 
-#define ASSIGN_OR_RETURN_IMPL_(tmp, lhs, expr) \
-  auto tmp = (expr);                           \
+#define ASSIGN_OR_RETURN_IMPL_(tmp, lhs, expr)   \
+  auto tmp = (expr);                             \
   if (!tmp.ok()) return std::move(tmp).status(); \
   lhs = std::move(tmp).value()
 

@@ -16,10 +16,8 @@ inline void AppendPiece(std::string& out, const char* s) { out.append(s); }
 inline void AppendPiece(std::string& out, const std::string& s) { out.append(s); }
 inline void AppendPiece(std::string& out, char c) { out.push_back(c); }
 template <typename T>
-  requires std::is_arithmetic_v<T>
-void AppendPiece(std::string& out, T v) {
-  out.append(std::to_string(v));
-}
+requires std::is_arithmetic_v<T>
+void AppendPiece(std::string& out, T v) { out.append(std::to_string(v)); }
 }  // namespace internal
 
 // Concatenates strings, string_views and numbers (Debian's abseil StrCat takes no

@@ -22,8 +22,16 @@ namespace gpuplane::api::internal {
 
 // String formats a field's value (or a map's keys) must have.
 enum class Fmt : uint8_t {
-  kAny, kDnsLabel, kDnsSubdomain, kDriverName, kPoolName, kLabelKey, kLabelValue,
-  kQualifiedName, kSemver, kCel
+  kAny,
+  kDnsLabel,
+  kDnsSubdomain,
+  kDriverName,
+  kPoolName,
+  kLabelKey,
+  kLabelValue,
+  kQualifiedName,
+  kSemver,
+  kCel
 };
 
 struct Rule {
@@ -52,7 +60,9 @@ template <typename T>
 struct Schema;
 
 template <typename T>
-concept HasSchema = requires { Schema<T>::kFields; };
+concept HasSchema = requires {
+  Schema<T>::kFields;
+};
 
 // Checks a string against a format; returns "" when fine.
 std::string CheckFormat(Fmt fmt, std::string_view s);

@@ -35,25 +35,29 @@ void CheckRequestReferences(Decoder& d, const Doc& n, const DeviceClaim& c);
 
 template <>
 struct Schema<ObjectMeta> {
-  static constexpr auto kFields = std::tuple{
-      F("name", &ObjectMeta::name), F("generateName", &ObjectMeta::generate_name),
-      F("namespace", &ObjectMeta::namespace_name, kDnsLabel), F("uid", &ObjectMeta::uid),
-      F("resourceVersion", &ObjectMeta::resource_version),
-      F("generation", &ObjectMeta::generation),
-      F("creationTimestamp", &ObjectMeta::creation_timestamp),
-      F("labels", &ObjectMeta::labels, kLabels),
-      F("annotations", &ObjectMeta::annotations, kAnnotations)};
-  static constexpr std::array<std::string_view, 6> kPassthrough = {
-      "ownerReferences", "finalizers", "managedFields", "deletionTimestamp",
-      "deletionGracePeriodSeconds", "selfLink"};
+  static constexpr auto kFields =
+      std::tuple{F("name", &ObjectMeta::name),
+                 F("generateName", &ObjectMeta::generate_name),
+                 F("namespace", &ObjectMeta::namespace_name, kDnsLabel),
+                 F("uid", &ObjectMeta::uid),
+                 F("resourceVersion", &ObjectMeta::resource_version),
+                 F("generation", &ObjectMeta::generation),
+                 F("creationTimestamp", &ObjectMeta::creation_timestamp),
+                 F("labels", &ObjectMeta::labels, kLabels),
+                 F("annotations", &ObjectMeta::annotations, kAnnotations)};
+  static constexpr std::array<std::string_view, 6> kPassthrough = {"ownerReferences",
+                                                                   "finalizers",
+                                                                   "managedFields",
+                                                                   "deletionTimestamp",
+                                                                   "deletionGracePeriodSeconds",
+                                                                   "selfLink"};
 };
 
 template <>
 struct Schema<NodeSelectorRequirement> {
-  static constexpr auto kFields = std::tuple{
-      F("key", &NodeSelectorRequirement::key, kRequired),
-      F("operator", &NodeSelectorRequirement::op, kRequired),
-      F("values", &NodeSelectorRequirement::values)};
+  static constexpr auto kFields = std::tuple{F("key", &NodeSelectorRequirement::key, kRequired),
+                                             F("operator", &NodeSelectorRequirement::op, kRequired),
+                                             F("values", &NodeSelectorRequirement::values)};
   static void Check(Decoder& d, const Doc& n, const NodeSelectorRequirement& v);
 };
 
@@ -72,10 +76,10 @@ struct Schema<NodeSelector> {
 
 template <>
 struct Schema<Taint> {
-  static constexpr auto kFields = std::tuple{
-      F("key", &Taint::key, {.required = true, .value = Fmt::kLabelKey}),
-      F("value", &Taint::value, {.value = Fmt::kLabelValue}),
-      F("effect", &Taint::effect, kRequired), F("timeAdded", &Taint::time_added)};
+  static constexpr auto kFields =
+      std::tuple{F("key", &Taint::key, {.required = true, .value = Fmt::kLabelKey}),
+                 F("value", &Taint::value, {.value = Fmt::kLabelValue}),
+                 F("effect", &Taint::effect, kRequired), F("timeAdded", &Taint::time_added)};
   static void Check(Decoder& d, const Doc& n, const Taint& v);
 };
 
@@ -83,8 +87,7 @@ template <>
 struct Schema<Toleration> {
   static constexpr auto kFields = std::tuple{
       F("key", &Toleration::key, {.value = Fmt::kLabelKey}), F("operator", &Toleration::op),
-      F("value", &Toleration::value, {.value = Fmt::kLabelValue}),
-      F("effect", &Toleration::effect),
+      F("value", &Toleration::value, {.value = Fmt::kLabelValue}), F("effect", &Toleration::effect),
       F("tolerationSeconds", &Toleration::toleration_seconds)};
   static void Check(Decoder& d, const Doc& n, const Toleration& v);
 };
@@ -118,53 +121,52 @@ struct Schema<DeviceClassConfiguration> {
 
 template <>
 struct Schema<DeviceClassSpec> {
-  static constexpr auto kFields = std::tuple{
-      F("selectors", &DeviceClassSpec::selectors, {.max_items = 32}),
-      F("config", &DeviceClassSpec::config, {.max_items = 32}),
-      F("extendedResourceName", &DeviceClassSpec::extended_resource_name)};
+  static constexpr auto kFields =
+      std::tuple{F("selectors", &DeviceClassSpec::selectors, {.max_items = 32}),
+                 F("config", &DeviceClassSpec::config, {.max_items = 32}),
+                 F("extendedResourceName", &DeviceClassSpec::extended_resource_name)};
 };
 
 template <>
 struct Schema<DeviceClass> {
-  static constexpr auto kFields = std::tuple{
-      F("apiVersion", &DeviceClass::api_version), F("kind", &DeviceClass::kind),
-      F("metadata", &DeviceClass::metadata), F("spec", &DeviceClass::spec)};
+  static constexpr auto kFields =
+      std::tuple{F("apiVersion", &DeviceClass::api_version), F("kind", &DeviceClass::kind),
+                 F("metadata", &DeviceClass::metadata), F("spec", &DeviceClass::spec)};
 };
 
 // ---- ResourceSlice ----
 
 template <>
 struct Schema<DeviceAttribute> {
-  static constexpr auto kFields = std::tuple{
-      F("int", &DeviceAttribute::int_value), F("bool", &DeviceAttribute::bool_value),
-      F("string", &DeviceAttribute::string_value, {.max_len = kMaxAttributeValueLength}),
-      F("version", &DeviceAttribute::version_value,
-        {.value = Fmt::kSemver, .max_len = kMaxAttributeValueLength})};
+  static constexpr auto kFields =
+      std::tuple{F("int", &DeviceAttribute::int_value), F("bool", &DeviceAttribute::bool_value),
+                 F("string", &DeviceAttribute::string_value, {.max_len = kMaxAttributeValueLength}),
+                 F("version", &DeviceAttribute::version_value,
+                   {.value = Fmt::kSemver, .max_len = kMaxAttributeValueLength})};
   static void Check(Decoder& d, const Doc& n, const DeviceAttribute& v);
 };
 
 template <>
 struct Schema<CapacityRequestPolicyRange> {
-  static constexpr auto kFields = std::tuple{
-      F("min", &CapacityRequestPolicyRange::min, kRequired),
-      F("max", &CapacityRequestPolicyRange::max), F("step", &CapacityRequestPolicyRange::step)};
+  static constexpr auto kFields = std::tuple{F("min", &CapacityRequestPolicyRange::min, kRequired),
+                                             F("max", &CapacityRequestPolicyRange::max),
+                                             F("step", &CapacityRequestPolicyRange::step)};
   static void Check(Decoder& d, const Doc& n, const CapacityRequestPolicyRange& v);
 };
 
 template <>
 struct Schema<CapacityRequestPolicy> {
-  static constexpr auto kFields = std::tuple{
-      F("default", &CapacityRequestPolicy::default_value),
-      F("validValues", &CapacityRequestPolicy::valid_values, {.max_items = 10}),
-      F("validRange", &CapacityRequestPolicy::valid_range)};
+  static constexpr auto kFields =
+      std::tuple{F("default", &CapacityRequestPolicy::default_value),
+                 F("validValues", &CapacityRequestPolicy::valid_values, {.max_items = 10}),
+                 F("validRange", &CapacityRequestPolicy::valid_range)};
   static void Check(Decoder& d, const Doc& n, const CapacityRequestPolicy& v);
 };
 
 template <>
 struct Schema<DeviceCapacity> {
-  static constexpr auto kFields =
-      std::tuple{F("value", &DeviceCapacity::value, kRequired),
-                 F("requestPolicy", &DeviceCapacity::request_policy)};
+  static constexpr auto kFields = std::tuple{F("value", &DeviceCapacity::value, kRequired),
+                                             F("requestPolicy", &DeviceCapacity::request_policy)};
 };
 
 template <>
@@ -174,30 +176,29 @@ struct Schema<Counter> {
 
 template <>
 struct Schema<CounterSet> {
-  static constexpr auto kFields = std::tuple{
-      F("name", &CounterSet::name, kRequiredDnsLabel),
-      F("counters", &CounterSet::counters,
-        {.required = true, .key = Fmt::kDnsLabel, .max_items = 32})};
+  static constexpr auto kFields =
+      std::tuple{F("name", &CounterSet::name, kRequiredDnsLabel),
+                 F("counters", &CounterSet::counters,
+                   {.required = true, .key = Fmt::kDnsLabel, .max_items = 32})};
 };
 
 template <>
 struct Schema<DeviceCounterConsumption> {
-  static constexpr auto kFields = std::tuple{
-      F("counterSet", &DeviceCounterConsumption::counter_set, kRequiredDnsLabel),
-      F("counters", &DeviceCounterConsumption::counters,
-        {.required = true, .key = Fmt::kDnsLabel, .max_items = 32})};
+  static constexpr auto kFields =
+      std::tuple{F("counterSet", &DeviceCounterConsumption::counter_set, kRequiredDnsLabel),
+                 F("counters", &DeviceCounterConsumption::counters,
+                   {.required = true, .key = Fmt::kDnsLabel, .max_items = 32})};
 };
 
-#define GPUPLANE_DEVICE_FIELDS                                                              \
-  F("attributes", &Device::attributes, {.key = Fmt::kQualifiedName}),                        \
-      F("capacity", &Device::capacity, {.key = Fmt::kQualifiedName}),                        \
-      F("consumesCounters", &Device::consumes_counters, {.max_items = 2}),                   \
-      F("nodeName", &Device::node_name, {.value = Fmt::kDnsSubdomain}),                      \
-      F("nodeSelector", &Device::node_selector), F("allNodes", &Device::all_nodes),          \
-      F("taints", &Device::taints, {.max_items = 16}),                                       \
-      F("bindsToNode", &Device::binds_to_node),                                              \
-      F("bindingConditions", &Device::binding_conditions, {.max_items = 4}),                 \
-      F("bindingFailureConditions", &Device::binding_failure_conditions, {.max_items = 4}),  \
+#define GPUPLANE_DEVICE_FIELDS                                                                   \
+  F("attributes", &Device::attributes, {.key = Fmt::kQualifiedName}),                            \
+      F("capacity", &Device::capacity, {.key = Fmt::kQualifiedName}),                            \
+      F("consumesCounters", &Device::consumes_counters, {.max_items = 2}),                       \
+      F("nodeName", &Device::node_name, {.value = Fmt::kDnsSubdomain}),                          \
+      F("nodeSelector", &Device::node_selector), F("allNodes", &Device::all_nodes),              \
+      F("taints", &Device::taints, {.max_items = 16}), F("bindsToNode", &Device::binds_to_node), \
+      F("bindingConditions", &Device::binding_conditions, {.max_items = 4}),                     \
+      F("bindingFailureConditions", &Device::binding_failure_conditions, {.max_items = 4}),      \
       F("allowMultipleAllocations", &Device::allow_multiple_allocations)
 
 template <>
@@ -224,20 +225,19 @@ struct Schema<BetaDevice> {
 
 template <>
 struct Schema<ResourcePool> {
-  static constexpr auto kFields = std::tuple{
-      F("name", &ResourcePool::name, {.required = true, .value = Fmt::kPoolName}),
-      F("generation", &ResourcePool::generation, kRequired),
-      F("resourceSliceCount", &ResourcePool::resource_slice_count, kRequired)};
+  static constexpr auto kFields =
+      std::tuple{F("name", &ResourcePool::name, {.required = true, .value = Fmt::kPoolName}),
+                 F("generation", &ResourcePool::generation, kRequired),
+                 F("resourceSliceCount", &ResourcePool::resource_slice_count, kRequired)};
   static void Check(Decoder& d, const Doc& n, const ResourcePool& v);
 };
 
-#define GPUPLANE_SLICE_SPEC_FIELDS(T)                                                   \
-  F("driver", &T::driver, kDriver), F("pool", &T::pool, kRequired),                     \
-      F("nodeName", &T::node_name, {.value = Fmt::kDnsSubdomain}),                      \
-      F("nodeSelector", &T::node_selector), F("allNodes", &T::all_nodes),               \
-      F("perDeviceNodeSelection", &T::per_device_node_selection),                       \
-      F("sharedCounters", &T::shared_counters, {.max_items = 8}),                       \
-      F("devices", &T::devices)
+#define GPUPLANE_SLICE_SPEC_FIELDS(T)                                     \
+  F("driver", &T::driver, kDriver), F("pool", &T::pool, kRequired),       \
+      F("nodeName", &T::node_name, {.value = Fmt::kDnsSubdomain}),        \
+      F("nodeSelector", &T::node_selector), F("allNodes", &T::all_nodes), \
+      F("perDeviceNodeSelection", &T::per_device_node_selection),         \
+      F("sharedCounters", &T::shared_counters, {.max_items = 8}), F("devices", &T::devices)
 
 template <>
 struct Schema<ResourceSliceSpec> {
@@ -252,7 +252,7 @@ struct Schema<BetaResourceSliceSpec> {
 };
 #undef GPUPLANE_SLICE_SPEC_FIELDS
 
-#define GPUPLANE_OBJECT_FIELDS(T, SPEC)                                            \
+#define GPUPLANE_OBJECT_FIELDS(T, SPEC)                                               \
   F("apiVersion", &T::api_version), F("kind", &T::kind), F("metadata", &T::metadata), \
       F("spec", &T::spec, {.required = SPEC})
 
@@ -270,16 +270,16 @@ struct Schema<BetaResourceSlice> {
 
 template <>
 struct Schema<CapacityRequirements> {
-  static constexpr auto kFields = std::tuple{
-      F("requests", &CapacityRequirements::requests, {.key = Fmt::kQualifiedName})};
+  static constexpr auto kFields =
+      std::tuple{F("requests", &CapacityRequirements::requests, {.key = Fmt::kQualifiedName})};
 };
 
-#define GPUPLANE_EXACT_FIELDS                                                          \
-  F("deviceClassName", &ExactDeviceRequest::device_class_name, kRequiredSubdomain),    \
-      F("selectors", &ExactDeviceRequest::selectors, {.max_items = 32}),               \
-      F("allocationMode", &ExactDeviceRequest::allocation_mode),                       \
-      F("count", &ExactDeviceRequest::count),                                          \
-      F("tolerations", &ExactDeviceRequest::tolerations, {.max_items = 16}),           \
+#define GPUPLANE_EXACT_FIELDS                                                       \
+  F("deviceClassName", &ExactDeviceRequest::device_class_name, kRequiredSubdomain), \
+      F("selectors", &ExactDeviceRequest::selectors, {.max_items = 32}),            \
+      F("allocationMode", &ExactDeviceRequest::allocation_mode),                    \
+      F("count", &ExactDeviceRequest::count),                                       \
+      F("tolerations", &ExactDeviceRequest::tolerations, {.max_items = 16}),        \
       F("capacity", &ExactDeviceRequest::capacity)
 
 template <>
@@ -303,8 +303,7 @@ struct Schema<DeviceSubRequest> {
 template <>
 struct Schema<DeviceRequest> {
   static constexpr auto kFields = std::tuple{
-      F("name", &DeviceRequest::name, kRequiredDnsLabel),
-      F("exactly", &DeviceRequest::exactly),
+      F("name", &DeviceRequest::name, kRequiredDnsLabel), F("exactly", &DeviceRequest::exactly),
       F("firstAvailable", &DeviceRequest::first_available, {.max_items = 8})};
   static void Check(Decoder& d, const Doc& n, const DeviceRequest& v);
 };
@@ -342,9 +341,9 @@ struct Schema<DeviceClaimConfiguration> {
                  F("opaque", &DeviceClaimConfiguration::opaque, kRequired)};
 };
 
-#define GPUPLANE_DEVICE_CLAIM_FIELDS(T)                                           \
-  F("requests", &T::requests, {.max_items = 32}),                                 \
-      F("constraints", &T::constraints, {.max_items = 32}),                       \
+#define GPUPLANE_DEVICE_CLAIM_FIELDS(T)                     \
+  F("requests", &T::requests, {.max_items = 32}),           \
+      F("constraints", &T::constraints, {.max_items = 32}), \
       F("config", &T::config, {.max_items = 32})
 
 template <>
@@ -375,30 +374,33 @@ struct Schema<BetaResourceClaimSpec> {
 template <>
 struct Schema<DeviceRequestAllocationResult> {
   using R = DeviceRequestAllocationResult;
-  static constexpr auto kFields = std::tuple{
-      F("request", &R::request, kRequired), F("driver", &R::driver, kDriver),
-      F("pool", &R::pool, {.required = true, .value = Fmt::kPoolName}),
-      F("device", &R::device, kRequiredDnsLabel), F("adminAccess", &R::admin_access),
-      F("tolerations", &R::tolerations, {.max_items = 16}), F("shareID", &R::share_id),
-      F("consumedCapacity", &R::consumed_capacity, {.key = Fmt::kQualifiedName}),
-      F("bindingConditions", &R::binding_conditions, {.max_items = 4}),
-      F("bindingFailureConditions", &R::binding_failure_conditions, {.max_items = 4})};
+  static constexpr auto kFields =
+      std::tuple{F("request", &R::request, kRequired),
+                 F("driver", &R::driver, kDriver),
+                 F("pool", &R::pool, {.required = true, .value = Fmt::kPoolName}),
+                 F("device", &R::device, kRequiredDnsLabel),
+                 F("adminAccess", &R::admin_access),
+                 F("tolerations", &R::tolerations, {.max_items = 16}),
+                 F("shareID", &R::share_id),
+                 F("consumedCapacity", &R::consumed_capacity, {.key = Fmt::kQualifiedName}),
+                 F("bindingConditions", &R::binding_conditions, {.max_items = 4}),
+                 F("bindingFailureConditions", &R::binding_failure_conditions, {.max_items = 4})};
 };
 
 template <>
 struct Schema<DeviceAllocationConfiguration> {
-  static constexpr auto kFields = std::tuple{
-      F("source", &DeviceAllocationConfiguration::source, kRequired),
-      F("requests", &DeviceAllocationConfiguration::requests),
-      F("opaque", &DeviceAllocationConfiguration::opaque, kRequired)};
+  static constexpr auto kFields =
+      std::tuple{F("source", &DeviceAllocationConfiguration::source, kRequired),
+                 F("requests", &DeviceAllocationConfiguration::requests),
+                 F("opaque", &DeviceAllocationConfiguration::opaque, kRequired)};
   static void Check(Decoder& d, const Doc& n, const DeviceAllocationConfiguration& v);
 };
 
 template <>
 struct Schema<DeviceAllocationResult> {
-  static constexpr auto kFields = std::tuple{
-      F("results", &DeviceAllocationResult::results, {.max_items = 32}),
-      F("config", &DeviceAllocationResult::config, {.max_items = 64})};
+  static constexpr auto kFields =
+      std::tuple{F("results", &DeviceAllocationResult::results, {.max_items = 32}),
+                 F("config", &DeviceAllocationResult::config, {.max_items = 64})};
 };
 
 template <>
@@ -418,16 +420,16 @@ struct Schema<ResourceClaimConsumerReference> {
 
 template <>
 struct Schema<ResourceClaimStatus> {
-  static constexpr auto kFields = std::tuple{
-      F("allocation", &ResourceClaimStatus::allocation),
-      F("reservedFor", &ResourceClaimStatus::reserved_for, {.max_items = 256})};
+  static constexpr auto kFields =
+      std::tuple{F("allocation", &ResourceClaimStatus::allocation),
+                 F("reservedFor", &ResourceClaimStatus::reserved_for, {.max_items = 256})};
   static constexpr std::array<std::string_view, 1> kPassthrough = {"devices"};
 };
 
 template <>
 struct Schema<ResourceClaim> {
-  static constexpr auto kFields = std::tuple{GPUPLANE_OBJECT_FIELDS(ResourceClaim, true),
-                                             F("status", &ResourceClaim::status)};
+  static constexpr auto kFields =
+      std::tuple{GPUPLANE_OBJECT_FIELDS(ResourceClaim, true), F("status", &ResourceClaim::status)};
 };
 
 template <>
@@ -467,8 +469,7 @@ template <>
 struct Schema<PodResourceClaim> {
   static constexpr auto kFields = std::tuple{
       F("name", &PodResourceClaim::name, kRequiredDnsLabel),
-      F("resourceClaimName", &PodResourceClaim::resource_claim_name,
-        {.value = Fmt::kDnsSubdomain}),
+      F("resourceClaimName", &PodResourceClaim::resource_claim_name, {.value = Fmt::kDnsSubdomain}),
       F("resourceClaimTemplateName", &PodResourceClaim::resource_claim_template_name,
         {.value = Fmt::kDnsSubdomain})};
   static void Check(Decoder& d, const Doc& n, const PodResourceClaim& v);
@@ -482,10 +483,10 @@ struct Schema<ResourceClaimRef> {
 
 template <>
 struct Schema<ResourceRequirements> {
-  static constexpr auto kFields = std::tuple{
-      F("requests", &ResourceRequirements::requests, kResourceMap),
-      F("limits", &ResourceRequirements::limits, kResourceMap),
-      F("claims", &ResourceRequirements::claims)};
+  static constexpr auto kFields =
+      std::tuple{F("requests", &ResourceRequirements::requests, kResourceMap),
+                 F("limits", &ResourceRequirements::limits, kResourceMap),
+                 F("claims", &ResourceRequirements::claims)};
 };
 
 template <>
@@ -493,30 +494,72 @@ struct Schema<Container> {
   static constexpr auto kFields =
       std::tuple{F("name", &Container::name, kRequiredDnsLabel), F("image", &Container::image),
                  F("resources", &Container::resources)};
-  static constexpr std::array<std::string_view, 22> kPassthrough = {
-      "command", "args", "env", "envFrom", "ports", "volumeMounts", "volumeDevices",
-      "workingDir", "livenessProbe", "readinessProbe", "startupProbe", "lifecycle",
-      "terminationMessagePath", "terminationMessagePolicy", "imagePullPolicy",
-      "securityContext", "stdin", "stdinOnce", "tty", "resizePolicy", "restartPolicy",
-      "restartPolicyRules"};
+  static constexpr std::array<std::string_view, 22> kPassthrough = {"command",
+                                                                    "args",
+                                                                    "env",
+                                                                    "envFrom",
+                                                                    "ports",
+                                                                    "volumeMounts",
+                                                                    "volumeDevices",
+                                                                    "workingDir",
+                                                                    "livenessProbe",
+                                                                    "readinessProbe",
+                                                                    "startupProbe",
+                                                                    "lifecycle",
+                                                                    "terminationMessagePath",
+                                                                    "terminationMessagePolicy",
+                                                                    "imagePullPolicy",
+                                                                    "securityContext",
+                                                                    "stdin",
+                                                                    "stdinOnce",
+                                                                    "tty",
+                                                                    "resizePolicy",
+                                                                    "restartPolicy",
+                                                                    "restartPolicyRules"};
 };
 
 template <>
 struct Schema<PodSpec> {
-  static constexpr auto kFields = std::tuple{
-      F("schedulerName", &PodSpec::scheduler_name), F("nodeName", &PodSpec::node_name),
-      F("priority", &PodSpec::priority), F("priorityClassName", &PodSpec::priority_class_name),
-      F("resourceClaims", &PodSpec::resource_claims), F("containers", &PodSpec::containers),
-      F("initContainers", &PodSpec::init_containers), F("tolerations", &PodSpec::tolerations),
-      F("nodeSelector", &PodSpec::node_selector)};
-  static constexpr std::array<std::string_view, 31> kPassthrough = {
-      "volumes", "affinity", "restartPolicy", "terminationGracePeriodSeconds", "dnsPolicy",
-      "serviceAccountName", "serviceAccount", "securityContext", "hostNetwork", "hostPID",
-      "hostIPC", "imagePullSecrets", "enableServiceLinks", "preemptionPolicy",
-      "runtimeClassName", "overhead", "topologySpreadConstraints", "schedulingGates",
-      "subdomain", "hostname", "activeDeadlineSeconds", "automountServiceAccountToken",
-      "dnsConfig", "readinessGates", "shareProcessNamespace", "ephemeralContainers", "os",
-      "hostAliases", "setHostnameAsFQDN", "hostUsers", "resources"};
+  static constexpr auto kFields = std::tuple{F("schedulerName", &PodSpec::scheduler_name),
+                                             F("nodeName", &PodSpec::node_name),
+                                             F("priority", &PodSpec::priority),
+                                             F("priorityClassName", &PodSpec::priority_class_name),
+                                             F("resourceClaims", &PodSpec::resource_claims),
+                                             F("containers", &PodSpec::containers),
+                                             F("initContainers", &PodSpec::init_containers),
+                                             F("tolerations", &PodSpec::tolerations),
+                                             F("nodeSelector", &PodSpec::node_selector)};
+  static constexpr std::array<std::string_view, 31> kPassthrough = {"volumes",
+                                                                    "affinity",
+                                                                    "restartPolicy",
+                                                                    "terminationGracePeriodSeconds",
+                                                                    "dnsPolicy",
+                                                                    "serviceAccountName",
+                                                                    "serviceAccount",
+                                                                    "securityContext",
+                                                                    "hostNetwork",
+                                                                    "hostPID",
+                                                                    "hostIPC",
+                                                                    "imagePullSecrets",
+                                                                    "enableServiceLinks",
+                                                                    "preemptionPolicy",
+                                                                    "runtimeClassName",
+                                                                    "overhead",
+                                                                    "topologySpreadConstraints",
+                                                                    "schedulingGates",
+                                                                    "subdomain",
+                                                                    "hostname",
+                                                                    "activeDeadlineSeconds",
+                                                                    "automountServiceAccountToken",
+                                                                    "dnsConfig",
+                                                                    "readinessGates",
+                                                                    "shareProcessNamespace",
+                                                                    "ephemeralContainers",
+                                                                    "os",
+                                                                    "hostAliases",
+                                                                    "setHostnameAsFQDN",
+                                                                    "hostUsers",
+                                                                    "resources"};
   static void Check(Decoder& d, const Doc& n, const PodSpec& v);
 };
 
@@ -525,8 +568,9 @@ struct Schema<ContainerStatus> {
   static constexpr auto kFields = std::tuple{F("name", &ContainerStatus::name),
                                              F("containerID", &ContainerStatus::container_id)};
   static constexpr std::array<std::string_view, 13> kPassthrough = {
-      "ready", "restartCount", "image", "imageID", "started", "state", "lastState",
-      "allocatedResources", "resources", "volumeMounts", "user", "allocatedResourcesStatus",
+      "ready",     "restartCount", "image",     "imageID",
+      "started",   "state",        "lastState", "allocatedResources",
+      "resources", "volumeMounts", "user",      "allocatedResourcesStatus",
       "stopSignal"};
 };
 
@@ -543,10 +587,19 @@ struct Schema<PodStatus> {
       F("phase", &PodStatus::phase), F("containerStatuses", &PodStatus::container_statuses),
       F("initContainerStatuses", &PodStatus::init_container_statuses),
       F("resourceClaimStatuses", &PodStatus::resource_claim_statuses)};
-  static constexpr std::array<std::string_view, 13> kPassthrough = {
-      "conditions", "hostIP", "hostIPs", "podIP", "podIPs", "startTime", "qosClass",
-      "ephemeralContainerStatuses", "message", "reason", "nominatedNodeName", "resize",
-      "observedGeneration"};
+  static constexpr std::array<std::string_view, 13> kPassthrough = {"conditions",
+                                                                    "hostIP",
+                                                                    "hostIPs",
+                                                                    "podIP",
+                                                                    "podIPs",
+                                                                    "startTime",
+                                                                    "qosClass",
+                                                                    "ephemeralContainerStatuses",
+                                                                    "message",
+                                                                    "reason",
+                                                                    "nominatedNodeName",
+                                                                    "resize",
+                                                                    "observedGeneration"};
 };
 
 template <>
@@ -569,8 +622,8 @@ struct Schema<NodeStatus> {
       std::tuple{F("capacity", &NodeStatus::capacity, kResourceMap),
                  F("allocatable", &NodeStatus::allocatable, kResourceMap)};
   static constexpr std::array<std::string_view, 11> kPassthrough = {
-      "conditions", "addresses", "daemonEndpoints", "nodeInfo", "images", "volumesInUse",
-      "volumesAttached", "config", "runtimeHandlers", "features", "phase"};
+      "conditions",      "addresses", "daemonEndpoints", "nodeInfo", "images", "volumesInUse",
+      "volumesAttached", "config",    "runtimeHandlers", "features", "phase"};
 };
 
 template <>
@@ -585,8 +638,7 @@ struct Schema<PodGroupSpec> {
       F("minMember", &PodGroupSpec::min_member, kRequired),
       F("scheduleTimeoutSeconds", &PodGroupSpec::schedule_timeout_seconds),
       F("minResources", &PodGroupSpec::min_resources, kResourceMap),
-      F("queue", &PodGroupSpec::queue),
-      F("priorityClassName", &PodGroupSpec::priority_class_name)};
+      F("queue", &PodGroupSpec::queue), F("priorityClassName", &PodGroupSpec::priority_class_name)};
   static void Check(Decoder& d, const Doc& n, const PodGroupSpec& v);
 };
 
