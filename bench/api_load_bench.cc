@@ -1,8 +1,10 @@
 // Load-and-validate throughput of ResourceSlices (issue 2): 10,000 slices of 8 GPUs each,
 // as one JSON List and as multi-document YAML, generated in memory by the cluster generator.
+#include <map>
 #include <string>
 
 #include "api/loader.h"
+#include "api/reader.h"
 #include "api/object.h"
 #include "api/writer.h"
 #include "benchmark/benchmark.h"
@@ -13,6 +15,7 @@ namespace {
 
 struct Corpus {
   std::string json;
+  std::string json_compact;
   std::string yaml;
   size_t slices = 0;
 };
@@ -26,11 +29,14 @@ const Corpus& GetCorpus(int nodes) {
   sim::GeneratedCluster cluster = *sim::GenerateCluster(spec);
   Corpus c;
   c.json = "{\"apiVersion\":\"v1\",\"kind\":\"List\",\"items\":[";
+  c.json_compact = c.json;
   bool first = true;
   for (const sim::GeneratedNode& n : cluster.nodes) {
     for (const api::ResourceSlice& s : n.slices) {
       api::Doc d = api::EncodeObject(s);
       if (!first) c.json += ",";
+      if (!first) c.json_compact += ",";
+      api::AppendJson(c.json_compact, d, 0);
       first = false;
       c.json += "\n";
       api::AppendJson(c.json, d, 2);
@@ -40,12 +46,13 @@ const Corpus& GetCorpus(int nodes) {
     }
   }
   c.json += "]}\n";
+  c.json_compact += "]}\n";
   return cache.emplace(nodes, std::move(c)).first->second;
 }
 
-void Load(benchmark::State& state, bool json) {
+void Load(benchmark::State& state, bool json, bool compact = false) {
   const Corpus& c = GetCorpus(static_cast<int>(state.range(0)));
-  const std::string& text = json ? c.json : c.yaml;
+  const std::string& text = json ? (compact ? c.json_compact : c.json) : c.yaml;
   for (auto _ : state) {
     api::Loader loader;
     loader.AddText(text, json ? "bench.json" : "bench.yaml",
@@ -59,10 +66,28 @@ void Load(benchmark::State& state, bool json) {
   state.counters["MB"] = static_cast<double>(text.size()) / 1e6;
 }
 
+// Baseline in the same run: parsing alone (text -> Doc trees), no typed decoding or checks.
+void Parse(benchmark::State& state, bool json) {
+  const Corpus& c = GetCorpus(static_cast<int>(state.range(0)));
+  const std::string& text = json ? c.json_compact : c.yaml;
+  for (auto _ : state) {
+    auto docs = json ? api::ReadJson(text, "bench.json") : api::ReadYaml(text, "bench.yaml");
+    if (!docs.ok()) state.SkipWithError("parse failed");
+    benchmark::DoNotOptimize(docs);
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * text.size()));
+}
+
+void BM_ParseOnlyJsonCompact(benchmark::State& state) { Parse(state, true); }
+void BM_ParseOnlyYaml(benchmark::State& state) { Parse(state, false); }
 void BM_LoadSlicesJson(benchmark::State& state) { Load(state, true); }
+void BM_LoadSlicesJsonCompact(benchmark::State& state) { Load(state, true, true); }
 void BM_LoadSlicesYaml(benchmark::State& state) { Load(state, false); }
 
+BENCHMARK(BM_ParseOnlyJsonCompact)->Arg(10000)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_ParseOnlyYaml)->Arg(10000)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_LoadSlicesJson)->Arg(10000)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_LoadSlicesJsonCompact)->Arg(10000)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_LoadSlicesYaml)->Arg(10000)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace

@@ -28,7 +28,7 @@ namespace internal {
 void Decoder::Report(bool error, uint32_t line, std::string message) {
   if (error) ++errors_;
   sink_.push_back(Diagnostic{error ? Diagnostic::Severity::kError : Diagnostic::Severity::kWarning,
-                             std::string(file_), line, object_, path_, std::move(message)});
+                             std::string(file_), line, object_, path(), std::move(message)});
 }
 
 void Decoder::ErrorAt(uint32_t line, std::string_view field, std::string message) {
@@ -37,25 +37,23 @@ void Decoder::ErrorAt(uint32_t line, std::string_view field, std::string message
   Pop(old);
 }
 
-size_t Decoder::Push(std::string_view field) {
-  size_t old = path_.size();
-  if (!path_.empty()) path_.push_back('.');
-  path_.append(field);
-  return old;
-}
-
-size_t Decoder::PushIndex(size_t index) {
-  size_t old = path_.size();
-  util::Append(path_, "[", index, "]");
-  return old;
-}
-
-size_t Decoder::PushKey(std::string_view key) {
-  size_t old = path_.size();
-  path_.push_back('[');
-  util::AppendJsonString(path_, key);
-  path_.push_back(']');
-  return old;
+std::string Decoder::path() const {
+  std::string out;
+  for (const Segment& s : segments_) {
+    switch (s.kind) {
+      case Segment::kField:
+        if (!out.empty()) out.push_back('.');
+        out.append(s.name);
+        break;
+      case Segment::kIndex: util::Append(out, "[", s.index, "]"); break;
+      case Segment::kKey:
+        out.push_back('[');
+        util::AppendJsonString(out, s.name);
+        out.push_back(']');
+        break;
+    }
+  }
+  return out;
 }
 
 }  // namespace internal

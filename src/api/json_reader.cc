@@ -254,6 +254,8 @@ class JsonReader {
     }
   }
 
+  // Children are collected on scratch stacks shared by all containers and moved into an
+  // exactly-sized vector when the container closes: no regrowth of every map and list.
   Doc Object(int depth, uint32_t line) {
     ++pos_;
     Doc d = Doc::Map(line);
@@ -262,6 +264,7 @@ class JsonReader {
       ++pos_;
       return d;
     }
+    size_t base = entries_.size();
     while (error_.empty()) {
       SkipSpace();
       if (pos_ >= s_.size() || s_[pos_] != '"') {
@@ -276,7 +279,8 @@ class JsonReader {
         break;
       }
       ++pos_;
-      d.Add(std::move(key), Value(depth + 1), key_line);
+      Doc value = Value(depth + 1);
+      entries_.push_back(DocEntry{std::move(key), key_line, std::move(value)});
       SkipSpace();
       if (pos_ < s_.size() && s_[pos_] == ',') {
         ++pos_;
@@ -289,6 +293,9 @@ class JsonReader {
       Fail(pos_ >= s_.size() ? "unexpected end of input, expected ',' or '}'"
                              : "expected ',' or '}' in object");
     }
+    d.entries().assign(std::make_move_iterator(entries_.begin() + static_cast<std::ptrdiff_t>(base)),
+                       std::make_move_iterator(entries_.end()));
+    entries_.resize(base);
     return d;
   }
 
@@ -300,8 +307,10 @@ class JsonReader {
       ++pos_;
       return d;
     }
+    size_t base = items_.size();
     while (error_.empty()) {
-      d.Push(Value(depth + 1));
+      Doc item = Value(depth + 1);
+      items_.push_back(std::move(item));
       SkipSpace();
       if (pos_ < s_.size() && s_[pos_] == ',') {
         ++pos_;
@@ -314,6 +323,9 @@ class JsonReader {
       Fail(pos_ >= s_.size() ? "unexpected end of input, expected ',' or ']'"
                              : "expected ',' or ']' in array");
     }
+    d.items().assign(std::make_move_iterator(items_.begin() + static_cast<std::ptrdiff_t>(base)),
+                     std::make_move_iterator(items_.end()));
+    items_.resize(base);
     return d;
   }
 
@@ -323,6 +335,8 @@ class JsonReader {
   size_t line_start_ = 0;
   uint32_t line_ = 1;
   std::string error_;
+  std::vector<DocEntry> entries_;
+  std::vector<Doc> items_;
 };
 
 }  // namespace

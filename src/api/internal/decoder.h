@@ -20,7 +20,8 @@ class Decoder {
 
   void set_object(std::string label) { object_ = std::move(label); }
   const std::string& object() const { return object_; }
-  const std::string& path() const { return path_; }
+  // The current field path, rendered ("spec.devices[3].attributes[\"x\"]").
+  std::string path() const;
   std::string_view file() const { return file_; }
 
   void Error(uint32_t line, std::string message) { Report(true, line, std::move(message)); }
@@ -29,19 +30,30 @@ class Decoder {
   // Reports at a field below the current path without pushing it.
   void ErrorAt(uint32_t line, std::string_view field, std::string message);
 
-  // Path scopes: each returns the previous length for Pop().
-  size_t Push(std::string_view field);
-  size_t PushIndex(size_t index);
-  size_t PushKey(std::string_view key);
-  void Pop(size_t old_size) { path_.resize(old_size); }
+  // Path scopes: each returns the previous depth for Pop(). Segments borrow their names
+  // (field tables, Doc keys), which outlive the scope; the path is rendered only on report.
+  size_t Push(std::string_view field) { return PushSegment({Segment::kField, field, 0}); }
+  size_t PushIndex(size_t index) { return PushSegment({Segment::kIndex, {}, index}); }
+  size_t PushKey(std::string_view key) { return PushSegment({Segment::kKey, key, 0}); }
+  void Pop(size_t old_size) { segments_.resize(old_size); }
 
   int errors() const { return errors_; }
 
  private:
   std::string_view file_;
   std::vector<Diagnostic>& sink_;
+  struct Segment {
+    enum Kind : uint8_t { kField, kIndex, kKey } kind;
+    std::string_view name;
+    size_t index;
+  };
+  size_t PushSegment(Segment s) {
+    segments_.push_back(s);
+    return segments_.size() - 1;
+  }
+
   std::string object_;
-  std::string path_;
+  std::vector<Segment> segments_;
   int errors_ = 0;
 };
 
