@@ -2,8 +2,9 @@
 # The whole test suite (the README's `make test`; CI runs exactly this):
 #   1. formatting check (clang-format)
 #   2. GCC release build with warnings as errors, every test (unit, scenario, CLI)
-#   3. clang build with AddressSanitizer + UndefinedBehaviorSanitizer, unit tests
-#   4. libFuzzer targets from the clang build, each for FUZZ_SECONDS
+#   3. clang-tidy over src/
+#   4. clang build with AddressSanitizer + UndefinedBehaviorSanitizer, unit tests
+#   5. libFuzzer targets from the clang build, each for FUZZ_SECONDS
 set -euo pipefail
 cd "$(dirname "$0")/.."
 JOBS=${JOBS:-$(nproc)}
@@ -16,6 +17,9 @@ echo "== GCC release build (-Werror) and all tests"
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DGPUPLANE_WERROR=ON >/dev/null
 cmake --build build -j "$JOBS"
 ctest --test-dir build --output-on-failure -j "$JOBS"
+
+echo "== clang-tidy (.clang-tidy; findings are errors)"
+git ls-files 'src/*.cc' | xargs -P "$JOBS" -n 4 clang-tidy -p build --quiet --warnings-as-errors='*' 2>/dev/null
 
 echo "== clang ASan+UBSan build (-Werror), unit tests, fuzz targets"
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER=clang++ \

@@ -45,7 +45,9 @@ std::string Decoder::path() const {
         if (!out.empty()) out.push_back('.');
         out.append(s.name);
         break;
-      case Segment::kIndex: util::Append(out, "[", s.index, "]"); break;
+      case Segment::kIndex:
+        util::Append(out, "[", s.index, "]");
+        break;
       case Segment::kKey:
         out.push_back('[');
         util::AppendJsonString(out, s.name);

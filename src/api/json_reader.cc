@@ -293,8 +293,9 @@ class JsonReader {
       Fail(pos_ >= s_.size() ? "unexpected end of input, expected ',' or '}'"
                              : "expected ',' or '}' in object");
     }
-    d.entries().assign(std::make_move_iterator(entries_.begin() + static_cast<std::ptrdiff_t>(base)),
-                       std::make_move_iterator(entries_.end()));
+    d.entries().assign(
+        std::make_move_iterator(entries_.begin() + static_cast<std::ptrdiff_t>(base)),
+        std::make_move_iterator(entries_.end()));
     entries_.resize(base);
     return d;
   }

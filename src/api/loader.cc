@@ -111,9 +111,9 @@ void CheckPools(LoadResult& r) {
         }
         for (const auto& [c, unused] : consumes[j].counters) {
           if (!set->second.contains(c)) {
-            r.diagnostics.push_back(
-                At(o, field + ".counters[\"" + c + "\"]",
-                   "counter set \"" + consumes[j].counter_set + "\" has no counter \"" + c + "\""));
+            r.diagnostics.push_back(At(o, util::Cat(field, ".counters[\"", c, "\"]"),
+                                       util::Cat("counter set \"", consumes[j].counter_set,
+                                                 "\" has no counter \"", c, "\"")));
           }
         }
       }
@@ -127,7 +127,8 @@ void CheckClassReferences(LoadResult& r) {
     if (const auto* c = std::get_if<DeviceClass>(&o.object)) classes.insert(c->metadata.name);
   }
   bool have_classes = !classes.empty();
-  auto check = [&](const SourcedObject& o, const ResourceClaimSpec& spec, std::string prefix) {
+  auto check = [&](const SourcedObject& o, const ResourceClaimSpec& spec,
+                   const std::string& prefix) {
     const auto& requests = spec.devices.requests;
     for (size_t i = 0; i < requests.size(); ++i) {
       std::string base = util::Cat(prefix, "spec.devices.requests[", i, "]");

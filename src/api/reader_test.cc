@@ -8,14 +8,14 @@
 namespace gpuplane::api {
 namespace {
 
-Doc One(absl::StatusOr<std::vector<Doc>> docs) {
+Doc One(const absl::StatusOr<std::vector<Doc>>& docs) {
   EXPECT_TRUE(docs.ok()) << docs.status();
   if (!docs.ok() || docs->empty()) return Doc();
   EXPECT_EQ(docs->size(), 1u);
   return (*docs)[0];
 }
 
-std::string ErrorOf(absl::StatusOr<std::vector<Doc>> docs) {
+std::string ErrorOf(const absl::StatusOr<std::vector<Doc>>& docs) {
   EXPECT_FALSE(docs.ok());
   return docs.ok() ? "" : std::string(docs.status().message());
 }

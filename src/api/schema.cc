@@ -29,7 +29,7 @@ std::string CheckFormat(Fmt fmt, std::string_view s) {
       return CheckSemver(s);
     case Fmt::kCel:
       if (s.empty()) return "must not be empty";
-      if (s.size() > 10 * 1024) {
+      if (s.size() > size_t{10} * 1024) {
         return util::Cat("CEL expression longer than 10240 bytes (", s.size(), ")");
       }
       return "";

@@ -48,7 +48,7 @@ void AppendNumber(std::string& out, const Doc& d) {
 void Newline(std::string& out, int indent, int depth) {
   if (indent == 0) return;
   out.push_back('\n');
-  out.append(static_cast<size_t>(indent * depth), ' ');
+  out.append(static_cast<size_t>(indent) * static_cast<size_t>(depth), ' ');
 }
 
 void Json(std::string& out, const Doc& d, int indent, int depth) {

@@ -254,7 +254,7 @@ struct Schema<BetaResourceSliceSpec> {
 
 #define GPUPLANE_OBJECT_FIELDS(T, SPEC)                                               \
   F("apiVersion", &T::api_version), F("kind", &T::kind), F("metadata", &T::metadata), \
-      F("spec", &T::spec, {.required = SPEC})
+      F("spec", &T::spec, {.required = (SPEC)})
 
 template <>
 struct Schema<ResourceSlice> {
