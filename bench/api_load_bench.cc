@@ -4,8 +4,8 @@
 #include <string>
 
 #include "api/loader.h"
-#include "api/reader.h"
 #include "api/object.h"
+#include "api/reader.h"
 #include "api/writer.h"
 #include "benchmark/benchmark.h"
 #include "sim/cluster_generator.h"
