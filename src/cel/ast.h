@@ -1,0 +1,46 @@
+// The CEL abstract syntax tree produced by the parser (macros already expanded into
+// comprehensions). Immutable after parsing; safe to share between threads.
+#ifndef GPUPLANE_CEL_AST_H_
+#define GPUPLANE_CEL_AST_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cel/value.h"
+
+namespace gpuplane::cel {
+
+struct Expr;
+using ExprPtr = std::unique_ptr<Expr>;
+
+// Which macro a comprehension came from; the evaluator implements each directly.
+enum class Macro : uint8_t { kNone, kAll, kExists, kExistsOne, kMap, kMapFilter, kFilter, kBind };
+
+struct Expr {
+  enum class Kind : uint8_t { kConst, kIdent, kSelect, kCall, kList, kMap, kComprehension };
+  Kind kind = Kind::kConst;
+  int32_t pos = 0;  // byte offset of the expression in the source
+
+  Value value;                // kConst
+  std::string name;           // kIdent: variable; kSelect: field; kCall: function
+  ExprPtr target;             // kSelect: operand; kCall: receiver (nullptr for global calls)
+  std::vector<ExprPtr> args;  // kCall: arguments; kList: elements
+  std::vector<std::pair<ExprPtr, ExprPtr>> entries;  // kMap
+  std::vector<bool> optional;                        // kList elements / kMap entries written `?x`
+  bool test_only = false;                            // kSelect inside has()
+  bool optional_select = false;                      // kSelect written `.?field`
+
+  // kComprehension (macro expansion)
+  Macro macro = Macro::kNone;
+  std::string iter_var;
+  std::string iter_var2;  // two-variable forms: index/key and value
+  ExprPtr iter_range;
+  ExprPtr predicate;  // all/exists/exists_one/filter predicate; map filter
+  ExprPtr transform;  // map transform; bind: the body
+};
+
+}  // namespace gpuplane::cel
+
+#endif  // GPUPLANE_CEL_AST_H_

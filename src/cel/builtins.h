@@ -1,0 +1,37 @@
+// The CEL standard library: operators, size, string functions, conversions. Internal to
+// cel/. Pure functions; thread-safe.
+#ifndef GPUPLANE_CEL_BUILTINS_H_
+#define GPUPLANE_CEL_BUILTINS_H_
+
+#include <initializer_list>
+#include <span>
+#include <string_view>
+
+#include "cel/value.h"
+
+namespace gpuplane::cel {
+
+// Calls `name` on already-evaluated arguments (none of them errors). `receiver` is true for
+// `x.f(...)` calls, where args[0] is x. Unknown names or argument types yield the error
+// "no matching overload for 'NAME' applied to '(TYPES)'".
+Value CallBuiltin(std::string_view name, bool receiver, std::span<const Value> args);
+
+// Whether `name` is a function the runtime knows (for compile-time reference checks).
+bool IsKnownFunction(std::string_view name);
+
+// CEL comparison for <, <=, >, >=: -1, 0, 1, or an error value for unsupported operands.
+Value Compare(const Value& a, const Value& b, int* result);
+
+// -1, 0 or 1 for two numbers (int, uint, double; no NaN), as cel-go orders them.
+int CompareNumbers(const Value& a, const Value& b);
+
+// Type denotations usable as identifiers: int, uint, double, bool, string, bytes, list, map,
+// null_type, type. nullptr when `name` is not one.
+const Value* TypeDenotation(std::string_view name);
+
+Value NoOverload(std::string_view name, std::span<const Value> args);
+Value NoOverload(std::string_view name, std::initializer_list<Value> args);
+
+}  // namespace gpuplane::cel
+
+#endif  // GPUPLANE_CEL_BUILTINS_H_
