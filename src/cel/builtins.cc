@@ -7,6 +7,7 @@
 #include <memory>
 #include <mutex>
 
+#include "cel/library.h"
 #include "re2/re2.h"
 #include "util/strings.h"
 
@@ -471,7 +472,7 @@ bool IsKnownFunction(std::string_view name) {
   for (std::string_view n : kNames) {
     if (n == name) return true;
   }
-  return false;
+  return IsLibraryFunction(name);
 }
 
 Value CallBuiltin(std::string_view name, bool receiver, std::span<const Value> args) {
@@ -526,6 +527,7 @@ Value CallBuiltin(std::string_view name, bool receiver, std::span<const Value> a
       return NoOverload(name, args);
     }
   }
+  if (const LibraryOverload* o = FindLibraryOverload(name, receiver, n)) return o->fn(args);
   if (receiver) {
     if (n == 1 && name == "size") return Size(args[0]);
     if (n == 2 && (name == "contains" || name == "startsWith" || name == "endsWith")) {

@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "cel/lexer.h"
+#include "cel/library.h"
 #include "util/strings.h"
 
 namespace gpuplane::cel {
@@ -261,6 +262,10 @@ class Parser {
     if (error_) return target;
     ExprPtr macro = ExpandReceiverMacro(target, name, args, pos);
     if (macro) return macro;
+    // optional.of(x), sets.contains(a, b), lists.range(n), strings.quote(s): global functions.
+    if (target->kind == Expr::Kind::kIdent && IsFunctionNamespace(target->name)) {
+      return Call(target->name + "." + name, pos, std::move(args));
+    }
     return Call(std::move(name), pos, std::move(args), std::move(target));
   }
 

@@ -87,6 +87,11 @@ class ReferenceChecker {
   std::string problem_;
 };
 
+const Value& EmptyMap() {
+  static const Value* const kEmpty = new Value(Value::Map({}));
+  return *kEmpty;
+}
+
 class Evaluator {
  public:
   Evaluator(const Activation& activation, int64_t limit) : act_(activation), limit_(limit) {}
@@ -147,6 +152,7 @@ class Evaluator {
     }
     const Value* v = operand.FindString(e.name);
     if (e.test_only) return Value::Bool(v != nullptr);
+    if (v == nullptr && operand.missing_keys_are_empty_maps()) v = &EmptyMap();
     if (optional) return v ? Value::Optional(*v) : Value::OptionalNone();
     if (v == nullptr) return Value::Error("no such key: " + e.name);
     return *v;
@@ -182,6 +188,25 @@ class Evaluator {
       if (a.is_error()) return a;
     }
     if (e.name == "_[_]" || e.name == "_[?_]") return Index(args[0], args[1], e.name == "_[?_]");
+    // Functions are charged for what they scan: characters of string and bytes arguments,
+    // elements of list and map arguments.
+    for (const Value& a : args) {
+      switch (a.kind()) {
+        case Kind::kString:
+        case Kind::kBytes:
+          cost_ += static_cast<int64_t>(a.str().size());
+          break;
+        case Kind::kList:
+          cost_ += static_cast<int64_t>(a.list().size());
+          break;
+        case Kind::kMap:
+          cost_ += static_cast<int64_t>(a.map().size());
+          break;
+        default:
+          break;
+      }
+    }
+    if (cost_ > limit_) return CostExceeded();
     return CallBuiltin(e.name, e.target != nullptr, args);
   }
 
@@ -217,6 +242,7 @@ class Evaluator {
         return NoOverload("_[_]", {c, key});
       }
       const Value* v = c.Find(key);
+      if (v == nullptr && k == Kind::kString && c.missing_keys_are_empty_maps()) v = &EmptyMap();
       if (optional) return v ? Value::Optional(*v) : Value::OptionalNone();
       if (v == nullptr) return Value::Error("no such key: " + KeyText(key));
       return *v;

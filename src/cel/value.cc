@@ -10,9 +10,10 @@ struct Value::Heap {
   std::string text;
   std::vector<Value> items;
   std::vector<MapEntry> entries;
-  Int128 nano = 0;
+  api::Quantity quantity;
   Semver semver;
   bool engaged = false;
+  bool empty_default = false;
 };
 
 namespace {
@@ -76,8 +77,11 @@ Value Value::OptionalNone() { GPUPLANE_CEL_MAKE(Kind::kOptional, heap->engaged =
 Value Value::Error(std::string message) {
   GPUPLANE_CEL_MAKE(Kind::kError, heap->text = std::move(message));
 }
-Value Value::Quantity(Int128 nano, std::string canonical) {
-  GPUPLANE_CEL_MAKE(Kind::kQuantity, (heap->nano = nano, heap->text = std::move(canonical)));
+Value Value::Quantity(const api::Quantity& q) {
+  GPUPLANE_CEL_MAKE(Kind::kQuantity, (heap->quantity = q, heap->text = q.String()));
+}
+Value Value::MapWithEmptyDefault(std::vector<MapEntry> entries) {
+  GPUPLANE_CEL_MAKE(Kind::kMap, (heap->entries = std::move(entries), heap->empty_default = true));
 }
 Value Value::MakeSemver(Semver s) {
   GPUPLANE_CEL_MAKE(Kind::kSemver, (heap->text = s.text, heap->semver = std::move(s)));
@@ -95,7 +99,11 @@ const std::vector<MapEntry>& Value::map() const {
 }
 bool Value::has_value() const { return heap_ && heap_->engaged; }
 const Value& Value::optional_value() const { return heap_->items.front(); }
-Int128 Value::quantity_nano() const { return heap_ ? heap_->nano : 0; }
+const api::Quantity& Value::quantity() const {
+  static const api::Quantity* const kZero = new api::Quantity();
+  return heap_ ? heap_->quantity : *kZero;
+}
+bool Value::missing_keys_are_empty_maps() const { return heap_ && heap_->empty_default; }
 const Semver& Value::semver() const { return heap_->semver; }
 
 std::string_view Value::TypeName() const {
@@ -186,7 +194,7 @@ bool Equal(const Value& a, const Value& b) {
       if (a.has_value() != b.has_value()) return false;
       return !a.has_value() || Equal(a.optional_value(), b.optional_value());
     case Kind::kQuantity:
-      return a.quantity_nano() == b.quantity_nano();
+      return a.quantity() == b.quantity();
     case Kind::kSemver: {
       const Semver& x = a.semver();
       const Semver& y = b.semver();

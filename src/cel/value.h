@@ -13,9 +13,9 @@
 #include <utility>
 #include <vector>
 
-namespace gpuplane::cel {
+#include "api/quantity.h"
 
-__extension__ typedef __int128 Int128;
+namespace gpuplane::cel {
 
 enum class Kind : uint8_t {
   kNull,
@@ -55,12 +55,14 @@ class Value {
   static Value Bytes(std::string s);
   static Value List(std::vector<Value> items);
   static Value Map(std::vector<MapEntry> entries);  // REQUIRES: keys distinct (by CEL equality)
+  // A map whose missing string keys read as an empty map (device.attributes, device.capacity:
+  // an unknown attribute domain is an empty map in the DRA environment).
+  static Value MapWithEmptyDefault(std::vector<MapEntry> entries);
   static Value Type(std::string_view name);
   static Value Optional(Value v);
   static Value OptionalNone();
   static Value Error(std::string message);
-  // Quantity as exact nano-units plus its canonical text (see api::Quantity).
-  static Value Quantity(Int128 nano, std::string canonical);
+  static Value Quantity(const api::Quantity& q);
   static Value MakeSemver(Semver v);
 
   Kind kind() const { return kind_; }
@@ -75,7 +77,8 @@ class Value {
   const std::vector<MapEntry>& map() const;
   bool has_value() const;  // optional: engaged?
   const Value& optional_value() const;
-  Int128 quantity_nano() const;
+  const api::Quantity& quantity() const;
+  bool missing_keys_are_empty_maps() const;
   const Semver& semver() const;
 
   // CEL type name: "int", "list", "map", "google.protobuf.Timestamp"...

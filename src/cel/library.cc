@@ -1,0 +1,61 @@
+#include "cel/library.h"
+
+#include <map>
+#include <string>
+
+#include "cel/builtins.h"
+
+namespace gpuplane::cel {
+namespace {
+
+struct Key {
+  std::string name;
+  bool receiver;
+  size_t arity;
+  bool operator<(const Key& o) const {
+    return std::tie(name, receiver, arity) < std::tie(o.name, o.receiver, o.arity);
+  }
+};
+
+const std::map<Key, LibraryOverload>& Registry() {
+  static const auto* registry = [] {
+    auto* m = new std::map<Key, LibraryOverload>();
+    for (auto table : {StringsLibrary(), ListsLibrary(), KubernetesLibrary()}) {
+      for (const LibraryOverload& o : table) {
+        m->emplace(Key{std::string(o.name), o.receiver, static_cast<size_t>(o.arity)}, o);
+      }
+    }
+    return m;
+  }();
+  return *registry;
+}
+
+}  // namespace
+
+const LibraryOverload* FindLibraryOverload(std::string_view name, bool receiver, size_t arity) {
+  auto it = Registry().find(Key{std::string(name), receiver, arity});
+  return it == Registry().end() ? nullptr : &it->second;
+}
+
+bool IsLibraryFunction(std::string_view name) {
+  auto it = Registry().lower_bound(Key{std::string(name), false, 0});
+  return it != Registry().end() && it->first.name == name;
+}
+
+bool IsFunctionNamespace(std::string_view ident) {
+  return ident == "optional" || ident == "sets" || ident == "lists" || ident == "strings";
+}
+
+Value ArgError(std::string_view name, std::span<const Value> args) {
+  return NoOverload(name, args);
+}
+
+std::vector<size_t> CodePointOffsets(const std::string& s) {
+  std::vector<size_t> offsets;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if ((static_cast<unsigned char>(s[i]) & 0xC0) != 0x80) offsets.push_back(i);
+  }
+  return offsets;
+}
+
+}  // namespace gpuplane::cel

@@ -1,0 +1,44 @@
+// Registry of the Kubernetes CEL libraries beyond the core operators: optional types, the
+// strings and lists extensions, sets, regex find/findAll, quantity and semver. Internal to
+// cel/. Immutable after static initialization; thread-safe.
+#ifndef GPUPLANE_CEL_LIBRARY_H_
+#define GPUPLANE_CEL_LIBRARY_H_
+
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "cel/value.h"
+
+namespace gpuplane::cel {
+
+using LibraryFn = Value (*)(std::span<const Value> args);
+
+struct LibraryOverload {
+  std::string_view name;  // "charAt", "optional.of", "sets.contains"
+  bool receiver;          // x.f(...) (args[0] is x) or f(...)
+  int arity;              // including the receiver
+  LibraryFn fn;
+};
+
+// nullptr when no overload has this name, receiver style and arity.
+const LibraryOverload* FindLibraryOverload(std::string_view name, bool receiver, size_t arity);
+bool IsLibraryFunction(std::string_view name);
+
+// Namespaces whose `ns.f(...)` calls name global functions (optional.of, sets.contains...).
+bool IsFunctionNamespace(std::string_view ident);
+
+// Per-file tables, concatenated by the registry.
+std::span<const LibraryOverload> StringsLibrary();
+std::span<const LibraryOverload> ListsLibrary();
+std::span<const LibraryOverload> KubernetesLibrary();
+
+// Helpers shared by the library files.
+Value ArgError(std::string_view name, std::span<const Value> args);
+std::vector<size_t> CodePointOffsets(const std::string& s);  // byte offset of each code point
+Value ParseSemver(const std::string& text, bool normalize);
+int CompareSemver(const Semver& a, const Semver& b);
+
+}  // namespace gpuplane::cel
+
+#endif  // GPUPLANE_CEL_LIBRARY_H_

@@ -1,0 +1,251 @@
+// Every Kubernetes CEL library function with its edge cases.
+#include "cel/library.h"
+
+#include "cel/testing.h"
+
+namespace gpuplane::cel {
+namespace {
+
+using testing::Case;
+
+void RunAll(std::initializer_list<Case> cases) {
+  MapActivation act;
+  for (const Case& c : cases) testing::ExpectCase(c, act, CompileOptions{});
+}
+
+TEST(LibraryTest, Optional) {
+  RunAll({
+      {"optional.of(1).hasValue()", "true"},
+      {"optional.none().hasValue()", "false"},
+      {"optional.none().orValue(5)", "5"},
+      {"optional.of(3).value()", "3"},
+      {"optional.none().value()", "error: optional.none() dereference"},
+      {"optional.ofNonZeroValue(0).hasValue()", "false"},
+      {"optional.ofNonZeroValue('').hasValue()", "false"},
+      {"optional.ofNonZeroValue([]).hasValue()", "false"},
+      {"optional.ofNonZeroValue('a').value()", "'a'"},
+      {"optional.none().or(optional.of(2)).value()", "2"},
+      {"optional.of(1).or(optional.of(2)).value()", "1"},
+      {"{'a': 1}.?a.orValue(0)", "1"},
+      {"{'a': 1}.?b.orValue(0)", "0"},
+      {"{'a': {'b': 2}}.?a.?b.orValue(0)", "2"},
+      {"{'a': {'b': 2}}.?x.?b.orValue(0)", "0"},
+      {"{'a': {'b': 2}}.?a.b", "optional.of(2)"},
+      {"[1, 2][?5].orValue(9)", "9"},
+      {"[1, 2][?1].value()", "2"},
+      {"{'k': 1}[?'k'].value()", "1"},
+      {"[?optional.none(), ?optional.of(1), 2]", "[1, 2]"},
+      {"{?'a': optional.none(), 'b': 2}", "{'b': 2}"},
+      {"{?'a': optional.of(1)}", "{'a': 1}"},
+      {"optional.of(1).orValue('x')", "1"},
+      {"1.hasValue()", "error: no matching overload"},
+  });
+}
+
+TEST(LibraryTest, Strings) {
+  RunAll({
+      {"'hello'.charAt(1)", "'e'"},
+      {"'hello'.charAt(5)", "''"},
+      {"'hello'.charAt(6)", "error: index out of range"},
+      {"'héllo'.charAt(1)", "'é'"},
+      {"'héllo'.indexOf('l')", "2"},
+      {"'hello'.indexOf('l', 3)", "3"},
+      {"'hello'.indexOf('z')", "-1"},
+      {"'hello'.indexOf('')", "0"},
+      {"'hello'.indexOf('l', 10)", "error: index out of range"},
+      {"'hello'.lastIndexOf('l')", "3"},
+      {"'hello'.lastIndexOf('l', 2)", "2"},
+      {"'hello'.lastIndexOf('')", "5"},
+      {"'TacoCat'.lowerAscii()", "'tacocat'"},
+      {"'TacoCat'.upperAscii()", "'TACOCAT'"},
+      {"'ÀbC'.lowerAscii()", "'Àbc'"},
+      {"'a-b-c'.replace('-', '+')", "'a+b+c'"},
+      {"'a-b-c'.replace('-', '+', 1)", "'a+b-c'"},
+      {"'a-b-c'.replace('-', '+', 0)", "'a-b-c'"},
+      {"'a,b,c'.split(',')", "['a', 'b', 'c']"},
+      {"'a,b,c'.split(',', 2)", "['a', 'b,c']"},
+      {"'a,b,c'.split(',', 0)", "[]"},
+      {"''.split(',')", "['']"},
+      {"'abc'.split('')", "['a', 'b', 'c']"},
+      {"'hello'.substring(1, 3)", "'el'"},
+      {"'hello'.substring(3)", "'lo'"},
+      {"'hello'.substring(5)", "''"},
+      {"'hello'.substring(4, 2)", "error: invalid substring range"},
+      {"'hello'.substring(-1)", "error: index out of range"},
+      {"'  hi \\n\\t'.trim()", "'hi'"},
+      {"'\\u00a0x\\u3000'.trim()", "'x'"},
+      {"['a', 'b'].join('-')", "'a-b'"},
+      {"['a', 'b'].join()", "'ab'"},
+      {"[].join(',')", "''"},
+      {"['a', 1].join()", "error: no matching overload"},
+      {"strings.quote('a\"b\\n')", "'\"a\\\\\"b\\\\n\"'"},
+      {"'abc'.reverse()", "'cba'"},
+      {"'héllo'.reverse()", "'olléh'"},
+      {"'%s has %d GPUs, %.1f%%'.format(['node', 8, 99.5])", "'node has 8 GPUs, 99.5%'"},
+      {"'%x %X %o %b'.format([255, 255, 8, 5])", "'ff FF 10 101'"},
+      {"'%d'.format(['x'])", "error: does not apply"},
+      {"'%s %s'.format([1])", "error: out of range"},
+  });
+}
+
+TEST(LibraryTest, Lists) {
+  RunAll({
+      {"[1, 2, 3].isSorted()", "true"},
+      {"[3, 1].isSorted()", "false"},
+      {"[].isSorted()", "true"},
+      {"['a', 'b'].isSorted()", "true"},
+      {"[1, 2, 3].sum()", "6"},
+      {"[1.5, 2.5].sum()", "4.0"},
+      {"[1u, 2u].sum()", "3u"},
+      {"[].sum()", "0"},
+      {"[1, 'a'].sum()", "error: no matching overload"},
+      {"[9223372036854775807, 1].sum()", "error: overflow"},
+      {"[3, 1, 2].min()", "1"},
+      {"[3, 1, 2].max()", "3"},
+      {"['b', 'a'].min()", "'a'"},
+      {"[].min()", "error: empty"},
+      {"[1, 2, 3].indexOf(2)", "1"},
+      {"[1, 2, 3].indexOf(4)", "-1"},
+      {"[1, 2, 1].lastIndexOf(1)", "2"},
+      {"[1, 2, 3, 4].slice(1, 3)", "[2, 3]"},
+      {"[1, 2].slice(0, 0)", "[]"},
+      {"[1, 2].slice(2, 1)", "error: start index"},
+      {"[1, 2].slice(0, 3)", "error: list is length 2"},
+      {"[[1, 2], [3, [4]]].flatten()", "[1, 2, 3, [4]]"},
+      {"[[1, 2], [3, [4]]].flatten(2)", "[1, 2, 3, 4]"},
+      {"[1, [2]].flatten(-1)", "error: non-negative"},
+      {"[1, 2, 2, 1, 1.0].distinct()", "[1, 2]"},
+      {"[1, 2, 3].reverse()", "[3, 2, 1]"},
+      {"[3, 1, 2].sort()", "[1, 2, 3]"},
+      {"['b', 'a'].sort()", "['a', 'b']"},
+      {"[1, 'a'].sort()", "error: no matching overload"},
+      {"lists.range(3)", "[0, 1, 2]"},
+      {"lists.range(0)", "[]"},
+      {"[1, 2].first().value()", "1"},
+      {"[1, 2].last().value()", "2"},
+      {"[].last().hasValue()", "false"},
+  });
+}
+
+TEST(LibraryTest, Sets) {
+  RunAll({
+      {"sets.contains([1, 2, 3], [2, 3])", "true"},
+      {"sets.contains([1], [2])", "false"},
+      {"sets.contains([1], [])", "true"},
+      {"sets.contains([1, 2], [2.0])", "true"},
+      {"sets.equivalent([1, 2], [2, 1, 1])", "true"},
+      {"sets.equivalent([1, 2], [1])", "false"},
+      {"sets.intersects([1, 2], [3, 2])", "true"},
+      {"sets.intersects([1], [])", "false"},
+  });
+}
+
+TEST(LibraryTest, Regex) {
+  RunAll({
+      {"'abc123'.matches('[0-9]+')", "true"},
+      {"'abc'.matches('^b')", "false"},
+      {"matches('abc', 'b')", "true"},
+      {"'abc123def456'.find('[0-9]+')", "'123'"},
+      {"'abc'.find('x')", "''"},
+      {"'abc123def456'.findAll('[0-9]+')", "['123', '456']"},
+      {"'abc123def456'.findAll('[0-9]+', 1)", "['123']"},
+      {"'aaa'.findAll('a*')", "['aaa', '']"},
+      {"'x'.matches('(')", "error: invalid regular expression"},
+      {"'x'.find('(')", "error: invalid regular expression"},
+  });
+}
+
+TEST(LibraryTest, Quantity) {
+  RunAll({
+      {"quantity('1.5Gi').compareTo(quantity('1536Mi')) == 0", "true"},
+      {"quantity('1Gi').compareTo(quantity('1000Mi'))", "1"},
+      {"quantity('1Gi').isGreaterThan(quantity('1000Mi'))", "true"},
+      {"quantity('500m').isLessThan(quantity('1'))", "true"},
+      {"quantity('1Gi').add(quantity('512Mi')).compareTo(quantity('1536Mi'))", "0"},
+      {"quantity('1').add(2).compareTo(quantity('3'))", "0"},
+      {"quantity('1').sub(1).sign()", "0"},
+      {"quantity('-2').sign()", "-1"},
+      {"quantity('2').isInteger()", "true"},
+      {"quantity('500m').isInteger()", "false"},
+      {"quantity('2k').asInteger()", "2000"},
+      {"quantity('500m').asInteger()", "error: cannot convert"},
+      {"quantity('250m').asApproximateFloat()", "0.25"},
+      {"isQuantity('1.5.3Gi')", "false"},
+      {"isQuantity('80Gi')", "true"},
+      {"quantity('10Qi')", "error: quantity(\"10Qi\")"},
+      {"quantity('7Ei').add(quantity('1Ei'))", "error: out of range"},
+      {"string(quantity('1024Mi'))", "'1Gi'"},
+      {"quantity('1Gi') == quantity('1024Mi')", "true"},
+      {"quantity('1').compareTo(1)", "error: no matching overload"},
+  });
+}
+
+TEST(LibraryTest, Semver) {
+  RunAll({
+      {"semver('1.2.3').major()", "1"},
+      {"semver('1.2.3').minor()", "2"},
+      {"semver('1.2.3').patch()", "3"},
+      {"semver('1.0.0-alpha').isLessThan(semver('1.0.0'))", "true"},
+      // semver.org precedence example, in increasing order.
+      {"['1.0.0-alpha', '1.0.0-alpha.1', '1.0.0-alpha.beta', '1.0.0-beta', '1.0.0-beta.2', "
+       "'1.0.0-beta.11', '1.0.0-rc.1', '1.0.0'].map(v, semver(v))"
+       ".all(v, true)",
+       "true"},
+      {"cel.bind(v, ['1.0.0-alpha', '1.0.0-alpha.1', '1.0.0-alpha.beta', '1.0.0-beta', "
+       "'1.0.0-beta.2', '1.0.0-beta.11', '1.0.0-rc.1', '1.0.0'], "
+       "lists.range(size(v) - 1).all(i, semver(v[i]).isLessThan(semver(v[i + 1]))))",
+       "true"},
+      {"semver('1.2.3+build').compareTo(semver('1.2.3'))", "0"},
+      {"semver('2.0.0').compareTo(semver('10.0.0'))", "-1"},
+      {"semver('550.54.15').isGreaterThan(semver('550.0.0'))", "true"},
+      {"isSemver('1.2')", "false"},
+      {"isSemver('v1.2', true)", "true"},
+      {"semver('v1.2', true).minor()", "2"},
+      {"semver('01.2.3')", "error: invalid semantic version"},
+      {"semver('1.2.3-')", "error: invalid semantic version"},
+      {"semver('1.2.3-01')", "error: invalid semantic version"},
+      {"semver('1.2.3') == semver('1.2.3+x')", "true"},
+  });
+}
+
+TEST(LibraryTest, BindAndTwoVariableComprehensions) {
+  RunAll({
+      {"cel.bind(x, 2, x * x)", "4"},
+      {"cel.bind(a, [1, 2], a.map(i, i * 2))", "[2, 4]"},
+      {"cel.bind(x, 1, cel.bind(y, x + 1, x + y))", "3"},
+      {"[10, 20].all(i, v, v == (i + 1) * 10)", "true"},
+      {"{'a': 1, 'b': 2}.exists(k, v, k == 'b' && v == 2)", "true"},
+      {"[1, 2, 3].existsOne(i, v, v > i + 1)", "false"},
+      {"[1, 2, 3].map(x, x > 1, x * 10)", "[20, 30]"},
+  });
+}
+
+TEST(CostTest, NestedComprehensionsExhaustTheLimit) {
+  MapActivation act;
+  Value v = testing::Run("lists.range(1000).all(i, lists.range(1000).all(j, i >= 0))", act);
+  ASSERT_TRUE(v.is_error());
+  EXPECT_NE(v.str().find("cost limit exceeded"), std::string::npos) << v.str();
+  int64_t cost = 0;
+  absl::StatusOr<Program> p = Program::Compile("[1, 2, 3].map(x, x * 2)", {});
+  ASSERT_TRUE(p.ok());
+  Value small = p->Evaluate(act, kDefaultCostLimit, &cost);
+  EXPECT_FALSE(small.is_error());
+  EXPECT_GT(cost, 3);
+  EXPECT_LT(cost, 100);
+  EXPECT_TRUE(p->Evaluate(act, 5).is_error());  // a tiny limit stops it
+}
+
+TEST(CostTest, HugeStringsAreChargedPerCharacter) {
+  MapActivation act;
+  // Building a 100,000-character string costs about 300,000; scanning it 2,000 times would
+  // cost 200,000,000, so the limit stops it.
+  Value v = testing::Run(
+      "cel.bind(s, lists.range(100000).map(i, 'x').join(), "
+      "lists.range(2000).all(i, !s.contains('nope')))",
+      act);
+  ASSERT_TRUE(v.is_error());
+  EXPECT_NE(v.str().find("cost limit exceeded"), std::string::npos) << v.str();
+}
+
+}  // namespace
+}  // namespace gpuplane::cel
