@@ -8,7 +8,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 JOBS=${JOBS:-$(nproc)}
-FUZZ_SECONDS=${FUZZ_SECONDS:-30}
+FUZZ_SECONDS=${FUZZ_SECONDS:-60}
 
 echo "== clang-format"
 git ls-files 'src/*.cc' 'src/*.h' 'bench/*.cc' 'fuzz/*.cc' | xargs clang-format --dry-run -Werror
@@ -31,8 +31,11 @@ ctest --test-dir build-asan -L unit --output-on-failure -j "$JOBS"
 for target in build-asan/fuzz/*_fuzz; do
   name=$(basename "$target")
   corpus=$(mktemp -d)
-  find testdata examples -type f \( -name '*.yaml' -o -name '*.json' \) -size -64k \
-    -exec cp {} "$corpus"/ \; 2>/dev/null || true
+  case "$name" in
+    cel_fuzz) cp testdata/cel/corpus/* "$corpus"/ ;;
+    *) find testdata examples -type f \( -name '*.yaml' -o -name '*.json' \) -size -64k \
+         -exec cp {} "$corpus"/ \; 2>/dev/null || true ;;
+  esac
   echo "== fuzz $name for ${FUZZ_SECONDS}s"
   "$target" -max_total_time="$FUZZ_SECONDS" -max_len=16384 -timeout=10 -rss_limit_mb=2048 \
     -print_final_stats=1 "$corpus" 2>&1 | tail -n 4

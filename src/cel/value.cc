@@ -1,6 +1,7 @@
 #include "cel/value.h"
 
 #include <cmath>
+#include <cstdio>
 
 #include "cel/builtins.h"
 
@@ -202,6 +203,73 @@ bool Equal(const Value& a, const Value& b) {
     }
   }
   return false;
+}
+
+std::string ToCelText(const Value& v) {
+  auto quote = [](const std::string& s, bool bytes) {
+    std::string out = bytes ? "b\"" : "\"";
+    for (char ch : s) {
+      auto u = static_cast<unsigned char>(ch);
+      if (ch == '"' || ch == '\\') {
+        out.push_back('\\');
+        out.push_back(ch);
+      } else if (ch == '\n') {
+        out += "\\n";
+      } else if (u < 0x20 || u == 0x7f || (bytes && u >= 0x80)) {
+        char buf[8];
+        std::snprintf(buf, sizeof buf, "\\x%02x", u);
+        out += buf;
+      } else {
+        out.push_back(ch);
+      }
+    }
+    return out + "\"";
+  };
+  switch (v.kind()) {
+    case Kind::kNull:
+      return "null";
+    case Kind::kBool:
+      return v.bool_value() ? "true" : "false";
+    case Kind::kInt:
+      return std::to_string(v.int_value());
+    case Kind::kUint:
+      return std::to_string(v.uint_value()) + "u";
+    case Kind::kDouble: {
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "%.17g", v.double_value());
+      std::string s = buf;
+      if (s.find_first_of(".en") == std::string::npos) s += ".0";
+      return s;
+    }
+    case Kind::kString:
+      return quote(v.str(), false);
+    case Kind::kBytes:
+      return quote(v.str(), true);
+    case Kind::kType:
+      return v.str();
+    case Kind::kError:
+      return "error(" + quote(v.str(), false) + ")";
+    case Kind::kList: {
+      std::string out = "[";
+      for (size_t i = 0; i < v.list().size(); ++i) out += (i ? ", " : "") + ToCelText(v.list()[i]);
+      return out + "]";
+    }
+    case Kind::kMap: {
+      std::string out = "{";
+      for (size_t i = 0; i < v.map().size(); ++i) {
+        out += (i ? ", " : "") + ToCelText(v.map()[i].key) + ": " + ToCelText(v.map()[i].value);
+      }
+      return out + "}";
+    }
+    case Kind::kOptional:
+      return v.has_value() ? "optional.of(" + ToCelText(v.optional_value()) + ")"
+                           : "optional.none()";
+    case Kind::kQuantity:
+      return "quantity(" + quote(v.str(), false) + ")";
+    case Kind::kSemver:
+      return "semver(" + quote(v.str(), false) + ")";
+  }
+  return "?";
 }
 
 const Value* Value::Find(const Value& key) const {

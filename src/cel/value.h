@@ -105,6 +105,10 @@ struct MapEntry {
   Value value;
 };
 
+// The value as CEL source text (what `gpuplane cel eval` prints): 3, 3u, 1.5, "s", b"\x01",
+// [1, 2], {"k": 1}, int, null, optional.of(1), quantity("1Gi"), semver("1.2.3").
+std::string ToCelText(const Value& v);
+
 // Heterogeneous CEL equality: numbers compare by value across int, uint and double; values of
 // different kinds are unequal; NaN is unequal to everything. Errors are not handled here.
 bool Equal(const Value& a, const Value& b);

@@ -52,6 +52,20 @@ expect_exit 0 "version" -- "$BIN" version
 expect_exit 2 "bad mix" -- "$BIN" generate cluster --mix "h900=1"
 expect_output "unknown GPU product \"h900\"" "bad mix message" -- "$BIN" generate cluster --mix "h900=1"
 
+# cel eval
+expect_output '^\{"value":\{"int":"42"\}\}$' "cel json value" -- "$BIN" cel eval -o json --expr 'x + 1' --var 'x={"int":"41"}'
+expect_output '^\{"error":"division by zero","kind":"runtime"\}$' "cel runtime error" -- "$BIN" cel eval -o json --expr '1 / 0'
+expect_exit 1 "cel runtime error exit" -- "$BIN" cel eval --expr '1 / 0'
+expect_output '"kind":"compile"' "cel compile error" -- "$BIN" cel eval -o json --expr 'nope + 1'
+expect_exit 1 "cel compile error exit" -- "$BIN" cel eval --expr 'nope + 1'
+expect_exit 2 "cel bad var" -- "$BIN" cel eval --expr 'x' --var 'x=3'
+expect_exit 2 "cel missing device" -- "$BIN" cel eval --expr 'true' --device examples/cluster/node-h100-0.yaml --device-name gpu-9
+expect_output '^true$' "cel device selector" -- "$BIN" cel eval --device examples/cluster/node-h100-0.yaml --device-name gpu-3 \
+  --expr "device.attributes['gpu.nvidia.com'].productName.lowerAscii().contains('h100') && device.capacity['gpu.nvidia.com'].memory.compareTo(quantity('40Gi')) >= 0"
+expect_output '^false$' "cel device selector on a T4" -- "$BIN" cel eval --device examples/cluster/node-t4-0.yaml --device-name gpu-0 \
+  --expr "device.capacity['gpu.nvidia.com'].memory.compareTo(quantity('40Gi')) >= 0"
+expect_output '^\[2, 4, 6\]$' "cel text output" -- "$BIN" cel eval --expr '[1, 2, 3].map(x, x * 2)'
+
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 "$BIN" generate cluster --mix "h100=3,a100-80gb+mig=2x4,t4=1x2" --format json >"$tmp/c.json"

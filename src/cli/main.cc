@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
   std::vector<gpuplane::cli::Command> commands = {
       gpuplane::cli::AddValidateCommand(app),
       gpuplane::cli::AddGenerateCommand(app),
+      gpuplane::cli::AddCelCommand(app),
   };
   CLI::App* version = app.add_subcommand("version", "Print the version");
   commands.push_back({version, [] {
