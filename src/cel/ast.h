@@ -13,13 +13,35 @@
 namespace gpuplane::cel {
 
 struct Expr;
+struct LibraryOverload;
 using ExprPtr = std::unique_ptr<Expr>;
+
+// Calls resolved at compile time (Program::Compile's planning pass) so evaluation does not
+// compare function names.
+enum class CallOp : uint8_t {
+  kGeneric,
+  kAnd,
+  kOr,
+  kCond,
+  kIndex,
+  kOptIndex,
+  kEq,
+  kNe,
+  kLt,
+  kLe,
+  kGt,
+  kGe,
+  kIn,
+  kNot
+};
 
 // Which macro a comprehension came from; the evaluator implements each directly.
 enum class Macro : uint8_t { kNone, kAll, kExists, kExistsOne, kMap, kMapFilter, kFilter, kBind };
 
 struct Expr {
-  enum class Kind : uint8_t { kConst, kIdent, kSelect, kCall, kList, kMap, kComprehension };
+  // kPath is made by the planner only: `name.step.step` / `name["step"]` lookups of constant
+  // string keys through plain maps; `target` keeps the original subtree as the fallback.
+  enum class Kind : uint8_t { kConst, kIdent, kSelect, kCall, kList, kMap, kComprehension, kPath };
   Kind kind = Kind::kConst;
   int32_t pos = 0;  // byte offset of the expression in the source
 
@@ -29,6 +51,10 @@ struct Expr {
   std::vector<ExprPtr> args;  // kCall: arguments; kList: elements
   std::vector<std::pair<ExprPtr, ExprPtr>> entries;  // kMap
   std::vector<bool> optional;                        // kList elements / kMap entries written `?x`
+  std::vector<std::string> path;                     // kPath: keys after the root variable `name`
+  int32_t path_cost = 0;                             // kPath: cost of the nodes it replaces
+  CallOp op = CallOp::kGeneric;                      // kCall, set by the planner
+  const LibraryOverload* library = nullptr;          // kCall: resolved library function, if any
   bool test_only = false;                            // kSelect inside has()
   bool optional_select = false;                      // kSelect written `.?field`
 

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <optional>
 
+#include "absl/container/inlined_vector.h"
 #include "cel/builtins.h"
+#include "cel/library.h"
 #include "cel/parser.h"
 #include "util/strings.h"
 
@@ -46,6 +48,7 @@ class ReferenceChecker {
   void Visit(const Expr& e) {
     switch (e.kind) {
       case Expr::Kind::kConst:
+      case Expr::Kind::kPath:  // made by the planner, after checking
         return;
       case Expr::Kind::kIdent:
         if (!Declared(e.name)) Report(e.pos, "undeclared reference to '" + e.name + "'");
@@ -92,128 +95,255 @@ const Value& EmptyMap() {
   return *kEmpty;
 }
 
+const Value* TrueValue() {
+  static const Value kTrue = Value::Bool(true);
+  return &kTrue;
+}
+const Value* FalseValue() {
+  static const Value kFalse = Value::Bool(false);
+  return &kFalse;
+}
+const Value* BoolValue(bool b) { return b ? TrueValue() : FalseValue(); }
+
+// Evaluation borrows instead of copying: every step returns a pointer either into stable
+// storage (constants, bindings, parts of stable containers, static values) or to the
+// temporary its caller provides. Values are copied only when a function needs owned
+// arguments, which keeps selectors like `device.driver == "x"` free of allocations and of
+// reference-count traffic. One Evaluator per evaluation; not thread-safe.
 class Evaluator {
  public:
   Evaluator(const Activation& activation, int64_t limit) : act_(activation), limit_(limit) {}
 
   Value Eval(const Expr& e) {
-    if (++cost_ > limit_) return CostExceeded();
-    switch (e.kind) {
-      case Expr::Kind::kConst:
-        return e.value;
-      case Expr::Kind::kIdent:
-        return Ident(e);
-      case Expr::Kind::kSelect:
-        return Select(e);
-      case Expr::Kind::kCall:
-        return Call(e);
-      case Expr::Kind::kList:
-        return List(e);
-      case Expr::Kind::kMap:
-        return Map(e);
-      case Expr::Kind::kComprehension:
-        return Comprehension(e);
-    }
-    return Value::Error("unknown expression kind");
+    Value tmp;
+    const Value* r = Ref(e, tmp);
+    return r == &tmp ? std::move(tmp) : *r;
   }
 
   int64_t cost() const { return cost_; }
 
  private:
-  Value CostExceeded() {
+  // Moves `local` into `out` when `r` is the local temporary, so the result outlives it.
+  static const Value* Out(const Value* r, Value& local, Value& out) {
+    if (r != &local) return r;
+    out = std::move(local);
+    return &out;
+  }
+  static const Value* Set(Value& out, Value v) {
+    out = std::move(v);
+    return &out;
+  }
+
+  const Value* CostExceeded(Value& out) {
     cost_ = limit_ + 1;
-    return Value::Error("operation cancelled: actual cost limit exceeded");
+    return Set(out, Value::Error("operation cancelled: actual cost limit exceeded"));
   }
 
-  Value Ident(const Expr& e) {
-    for (auto it = locals_.rbegin(); it != locals_.rend(); ++it) {
-      if (it->first == e.name) return it->second;
+  const Value* Ref(const Expr& e, Value& out) {
+    if (++cost_ > limit_) return CostExceeded(out);
+    switch (e.kind) {
+      case Expr::Kind::kConst:
+        return &e.value;
+      case Expr::Kind::kIdent:
+        return Ident(e, out);
+      case Expr::Kind::kSelect:
+        return Select(e, out);
+      case Expr::Kind::kCall:
+        return Call(e, out);
+      case Expr::Kind::kList:
+        return Set(out, List(e));
+      case Expr::Kind::kMap:
+        return Set(out, Map(e));
+      case Expr::Kind::kComprehension:
+        return Set(out, Comprehension(e));
+      case Expr::Kind::kPath:
+        return Path(e, out);
     }
-    if (const Value* v = act_.Find(e.name)) return *v;
-    if (const Value* t = TypeDenotation(e.name)) return *t;
-    return Value::Error("no such attribute: " + e.name);
+    return Set(out, Value::Error("unknown expression kind"));
   }
 
-  Value Select(const Expr& e) {
-    Value operand = Eval(*e.target);
-    if (operand.is_error()) return operand;
-    if (operand.kind() == Kind::kOptional) {
-      if (!operand.has_value()) return e.test_only ? Value::Bool(false) : operand;
-      Value inner = operand.optional_value();
-      return SelectField(e, inner, true);
+  // Fast path for constant lookups; anything unusual re-evaluates the original subtree so
+  // errors, optionals and type checks behave exactly as the general evaluator's.
+  const Value* Path(const Expr& e, Value& out) {
+    const Value* v = nullptr;
+    for (const Local* l = top_; l != nullptr && v == nullptr; l = l->prev) {
+      if (*l->name == e.name) v = &l->value;
     }
-    return SelectField(e, operand, e.optional_select);
+    if (v == nullptr) v = act_.Find(e.name);
+    if (v == nullptr) return Ref(*e.target, out);
+    for (const std::string& step : e.path) {
+      if (v->kind() != Kind::kMap) return Ref(*e.target, out);
+      const Value* next = v->FindString(step);
+      if (next == nullptr) {
+        if (!v->missing_keys_are_empty_maps()) return Ref(*e.target, out);
+        next = &EmptyMap();
+      }
+      v = next;
+    }
+    cost_ += e.path_cost - 1;
+    if (cost_ > limit_) return CostExceeded(out);
+    return v;
   }
 
-  Value SelectField(const Expr& e, const Value& operand, bool optional) {
-    if (operand.kind() != Kind::kMap) {
-      return Value::Error(
-          util::Cat("type '", operand.TypeName(), "' does not support field selection"));
+  const Value* Ident(const Expr& e, Value& out) {
+    for (const Local* l = top_; l != nullptr; l = l->prev) {
+      if (*l->name == e.name) return &l->value;
     }
-    const Value* v = operand.FindString(e.name);
-    if (e.test_only) return Value::Bool(v != nullptr);
-    if (v == nullptr && operand.missing_keys_are_empty_maps()) v = &EmptyMap();
-    if (optional) return v ? Value::Optional(*v) : Value::OptionalNone();
-    if (v == nullptr) return Value::Error("no such key: " + e.name);
-    return *v;
+    if (const Value* v = act_.Find(e.name)) return v;
+    if (const Value* t = TypeDenotation(e.name)) return t;
+    return Set(out, Value::Error("no such attribute: " + e.name));
   }
 
-  Value Logical(const Expr& e, bool is_and) {
-    Value a = Eval(*e.args[0]);
-    if (a.kind() == Kind::kBool && a.bool_value() != is_and) return a;  // short circuit
-    Value b = Eval(*e.args[1]);
-    if (b.kind() == Kind::kBool && b.bool_value() != is_and) return b;
-    if (a.is_error()) return a;
-    if (b.is_error()) return b;
-    if (a.kind() != Kind::kBool || b.kind() != Kind::kBool) {
-      return NoOverload(is_and ? "_&&_" : "_||_", {a, b});
+  const Value* Select(const Expr& e, Value& out) {
+    Value local;
+    const Value* operand = Ref(*e.target, local);
+    if (operand->is_error()) return Out(operand, local, out);
+    bool optional = e.optional_select;
+    if (operand->kind() == Kind::kOptional) {
+      if (!operand->has_value()) {
+        return e.test_only ? FalseValue() : Out(operand, local, out);
+      }
+      operand = &operand->optional_value();
+      optional = true;
     }
-    return Value::Bool(is_and);
+    if (operand->kind() != Kind::kMap) {
+      return Set(out, Value::Error(util::Cat("type '", operand->TypeName(),
+                                             "' does not support field selection")));
+    }
+    const Value* v = operand->FindString(e.name);
+    if (e.test_only) return BoolValue(v != nullptr);
+    if (v == nullptr && operand->missing_keys_are_empty_maps()) v = &EmptyMap();
+    if (optional) return Set(out, v ? Value::Optional(*v) : Value::OptionalNone());
+    if (v == nullptr) return Set(out, Value::Error("no such key: " + e.name));
+    // A member of a temporary container must be copied before the container goes away.
+    return operand == &local || local.kind() != Kind::kNull ? Set(out, *v) : v;
   }
 
-  Value Call(const Expr& e) {
-    if (e.name == "_&&_") return Logical(e, true);
-    if (e.name == "_||_") return Logical(e, false);
-    if (e.name == "_?_:_") {
-      Value c = Eval(*e.args[0]);
-      if (c.is_error()) return c;
-      if (c.kind() != Kind::kBool) return NoOverload("_?_:_", {c});
-      return Eval(*e.args[c.bool_value() ? 1 : 2]);
+  const Value* Logical(const Expr& e, bool is_and, Value& out) {
+    Value la, lb;
+    const Value* a = Ref(*e.args[0], la);
+    if (a->kind() == Kind::kBool && a->bool_value() != is_and) return BoolValue(!is_and);
+    const Value* b = Ref(*e.args[1], lb);
+    if (b->kind() == Kind::kBool && b->bool_value() != is_and) return BoolValue(!is_and);
+    if (a->is_error()) return Out(a, la, out);
+    if (b->is_error()) return Out(b, lb, out);
+    if (a->kind() != Kind::kBool || b->kind() != Kind::kBool) {
+      return Set(out, NoOverload(is_and ? "_&&_" : "_||_", {*a, *b}));
     }
-    std::vector<Value> args;
-    args.reserve(e.args.size() + 1);
+    return BoolValue(is_and);
+  }
+
+  const Value* Call(const Expr& e, Value& out) {
+    switch (e.op) {
+      case CallOp::kAnd:
+        return Logical(e, true, out);
+      case CallOp::kOr:
+        return Logical(e, false, out);
+      case CallOp::kCond: {
+        Value lc;
+        const Value* c = Ref(*e.args[0], lc);
+        if (c->is_error()) return Out(c, lc, out);
+        if (c->kind() != Kind::kBool) return Set(out, NoOverload("_?_:_", {*c}));
+        return Ref(*e.args[c->bool_value() ? 1 : 2], out);
+      }
+      case CallOp::kEq:
+      case CallOp::kNe:
+      case CallOp::kLt:
+      case CallOp::kLe:
+      case CallOp::kGt:
+      case CallOp::kGe:
+      case CallOp::kIn:
+      case CallOp::kIndex:
+      case CallOp::kOptIndex:
+        return Binary(e, out);
+      case CallOp::kNot: {
+        Value la;
+        const Value* a = Ref(*e.args[0], la);
+        if (a->is_error()) return Out(a, la, out);
+        if (a->kind() != Kind::kBool) return Set(out, NoOverload("!_", {*a}));
+        return BoolValue(!a->bool_value());
+      }
+      case CallOp::kGeneric:
+        break;
+    }
+    absl::InlinedVector<Value, 4> args;
     if (e.target) args.push_back(Eval(*e.target));
     for (const ExprPtr& a : e.args) args.push_back(Eval(*a));
     for (const Value& a : args) {
-      if (a.is_error()) return a;
+      if (a.is_error()) return Set(out, a);
     }
-    if (e.name == "_[_]" || e.name == "_[?_]") return Index(args[0], args[1], e.name == "_[?_]");
     // Functions are charged for what they scan: characters of string and bytes arguments,
     // elements of list and map arguments.
-    for (const Value& a : args) {
-      switch (a.kind()) {
-        case Kind::kString:
-        case Kind::kBytes:
-          cost_ += static_cast<int64_t>(a.str().size());
-          break;
-        case Kind::kList:
-          cost_ += static_cast<int64_t>(a.list().size());
-          break;
-        case Kind::kMap:
-          cost_ += static_cast<int64_t>(a.map().size());
-          break;
-        default:
-          break;
-      }
-    }
-    if (cost_ > limit_) return CostExceeded();
-    return CallBuiltin(e.name, e.target != nullptr, args);
+    for (const Value& a : args) cost_ += ScanCost(a);
+    if (cost_ > limit_) return CostExceeded(out);
+    std::span<const Value> span(args.data(), args.size());
+    if (e.library != nullptr) return Set(out, e.library->fn(span));
+    return Set(out, CallBuiltin(e.name, e.target != nullptr, span));
   }
 
-  Value Index(const Value& c, const Value& key, bool optional) {
+  static int64_t ScanCost(const Value& a) {
+    switch (a.kind()) {
+      case Kind::kString:
+      case Kind::kBytes:
+        return static_cast<int64_t>(a.str().size());
+      case Kind::kList:
+        return static_cast<int64_t>(a.list().size());
+      case Kind::kMap:
+        return static_cast<int64_t>(a.map().size());
+      default:
+        return 0;
+    }
+  }
+
+  const Value* Binary(const Expr& e, Value& out) {
+    Value la, lb;
+    const Value* a = Ref(*e.args[0], la);
+    const Value* b = Ref(*e.args[1], lb);
+    if (a->is_error()) return Out(a, la, out);
+    if (b->is_error()) return Out(b, lb, out);
+    switch (e.op) {
+      case CallOp::kEq:
+        cost_ += ScanCost(*a);
+        return BoolValue(Equal(*a, *b));
+      case CallOp::kNe:
+        cost_ += ScanCost(*a);
+        return BoolValue(!Equal(*a, *b));
+      case CallOp::kIn:
+        cost_ += ScanCost(*b);
+        return Set(out, CallBuiltin("@in", false, {{*a, *b}}));
+      case CallOp::kIndex:
+      case CallOp::kOptIndex: {
+        const Value* v = Index(*a, *b, e.op == CallOp::kOptIndex, out);
+        if (v == &out) return v;
+        // A member of a temporary container must be copied before the container goes away.
+        return a == &la ? Set(out, *v) : v;
+      }
+      default:
+        break;
+    }
+    int c = 0;
+    Value ok = Compare(*a, *b, &c);
+    static constexpr const char* kNames[] = {"_<_", "_<=_", "_>_", "_>=_"};
+    int which = static_cast<int>(e.op) - static_cast<int>(CallOp::kLt);
+    if (ok.is_error()) return Set(out, NoOverload(kNames[which], {*a, *b}));
+    if (c == 2) return FalseValue();  // NaN: unordered
+    switch (e.op) {
+      case CallOp::kLt:
+        return BoolValue(c < 0);
+      case CallOp::kLe:
+        return BoolValue(c <= 0);
+      case CallOp::kGt:
+        return BoolValue(c > 0);
+      default:
+        return BoolValue(c >= 0);
+    }
+  }
+
+  // Returns a pointer into `c` or to `out`.
+  const Value* Index(const Value& c, const Value& key, bool optional, Value& out) {
     if (c.kind() == Kind::kOptional) {
-      if (!c.has_value()) return c;
-      return Index(c.optional_value(), key, true);
+      if (!c.has_value()) return Set(out, c);
+      return Index(c.optional_value(), key, true, out);
     }
     if (c.kind() == Kind::kList) {
       int64_t i;
@@ -226,28 +356,28 @@ class Evaluator {
                      static_cast<double>(static_cast<int64_t>(key.double_value()))) {
         i = static_cast<int64_t>(key.double_value());
       } else {
-        return NoOverload("_[_]", {c, key});
+        return Set(out, NoOverload("_[_]", {c, key}));
       }
       if (i < 0 || i >= static_cast<int64_t>(c.list().size())) {
-        if (optional) return Value::OptionalNone();
-        return Value::Error(util::Cat("index out of bounds: ", i));
+        if (optional) return Set(out, Value::OptionalNone());
+        return Set(out, Value::Error(util::Cat("index out of bounds: ", i)));
       }
       const Value& v = c.list()[static_cast<size_t>(i)];
-      return optional ? Value::Optional(v) : v;
+      return optional ? Set(out, Value::Optional(v)) : &v;
     }
     if (c.kind() == Kind::kMap) {
       Kind k = key.kind();
       if (k != Kind::kString && k != Kind::kInt && k != Kind::kUint && k != Kind::kBool &&
           k != Kind::kDouble) {
-        return NoOverload("_[_]", {c, key});
+        return Set(out, NoOverload("_[_]", {c, key}));
       }
-      const Value* v = c.Find(key);
+      const Value* v = k == Kind::kString ? c.FindString(key.str()) : c.Find(key);
       if (v == nullptr && k == Kind::kString && c.missing_keys_are_empty_maps()) v = &EmptyMap();
-      if (optional) return v ? Value::Optional(*v) : Value::OptionalNone();
-      if (v == nullptr) return Value::Error("no such key: " + KeyText(key));
-      return *v;
+      if (optional) return Set(out, v ? Value::Optional(*v) : Value::OptionalNone());
+      if (v == nullptr) return Set(out, Value::Error("no such key: " + KeyText(key)));
+      return v;
     }
-    return NoOverload("_[_]", {c, key});
+    return Set(out, NoOverload("_[_]", {c, key}));
   }
 
   static std::string KeyText(const Value& key) {
@@ -296,12 +426,20 @@ class Evaluator {
     return Value::Map(std::move(entries));
   }
 
+  // A comprehension variable: a frame on the C++ stack, linked to the enclosing ones, so
+  // binding needs no allocation and references to outer variables stay valid.
   struct Local {
-    Local(Evaluator& ev, const std::string& name, Value v) : ev_(ev) {
-      ev_.locals_.emplace_back(name, std::move(v));
+    Local(Evaluator& ev, const std::string& n, Value v)
+        : ev_(ev), name(&n), value(std::move(v)), prev(ev.top_) {
+      ev_.top_ = this;
     }
-    ~Local() { ev_.locals_.pop_back(); }
+    ~Local() { ev_.top_ = prev; }
+    Local(const Local&) = delete;
+    Local& operator=(const Local&) = delete;
     Evaluator& ev_;
+    const std::string* name;
+    Value value;
+    Local* prev;
   };
 
   Value Comprehension(const Expr& e) {
@@ -311,32 +449,34 @@ class Evaluator {
       Local bound(*this, e.iter_var, range);
       return Eval(*e.transform);
     }
-    std::vector<std::pair<Value, Value>> elems;  // (index or key, value)
-    if (range.kind() == Kind::kList) {
-      for (size_t i = 0; i < range.list().size(); ++i) {
-        elems.emplace_back(Value::Int(static_cast<int64_t>(i)), range.list()[i]);
-      }
-    } else if (range.kind() == Kind::kMap) {
-      for (const MapEntry& m : range.map()) elems.emplace_back(m.key, m.value);
-    } else {
+    if (range.kind() != Kind::kList && range.kind() != Kind::kMap) {
       return Value::Error(
           util::Cat("cannot iterate over a value of type '", range.TypeName(), "'"));
     }
-    bool two = !e.iter_var2.empty();
     bool is_map = range.kind() == Kind::kMap;
+    size_t n = is_map ? range.map().size() : range.list().size();
+    bool two = !e.iter_var2.empty();
     Value error;
     bool has_error = false;
     int64_t count = 0;
     std::vector<Value> out;
-    for (const auto& [first, second] : elems) {
-      if (++cost_ > limit_) return CostExceeded();
+    for (size_t i = 0; i < n; ++i) {
+      if (++cost_ > limit_) {
+        Value tmp;
+        return *CostExceeded(tmp);
+      }
+      Value first = is_map ? range.map()[i].key : Value::Int(static_cast<int64_t>(i));
+      const Value& second = is_map ? range.map()[i].value : range.list()[i];
       // One variable: the element of a list or the key of a map. Two: index/key and value.
-      Local v1(*this, e.iter_var, two ? first : (is_map ? first : second));
+      Local v1(*this, e.iter_var, two || is_map ? first : second);
       std::optional<Local> v2;
       if (two) v2.emplace(*this, e.iter_var2, second);
       Value p;
       if (e.predicate) p = Eval(*e.predicate);
-      if (cost_ > limit_) return CostExceeded();
+      if (cost_ > limit_) {
+        Value tmp;
+        return *CostExceeded(tmp);
+      }
       switch (e.macro) {
         case Macro::kAll:
         case Macro::kExists: {
@@ -386,8 +526,111 @@ class Evaluator {
   const Activation& act_;
   int64_t limit_;
   int64_t cost_ = 0;
-  std::vector<std::pair<std::string, Value>> locals_;
+  Local* top_ = nullptr;
 };
+
+// Collapses `x.a["b"].c` (plain selects and constant string indexes over an identifier) into
+// one kPath node. Returns false when `e` is not such a chain.
+bool CollectPath(const Expr& e, std::string* root, std::vector<std::string>* steps, int* cost) {
+  if (e.kind == Expr::Kind::kIdent) {
+    *root = e.name;
+    *cost += 1;
+    return true;
+  }
+  if (e.kind == Expr::Kind::kPath) {  // planned bottom-up: extend the inner path
+    *root = e.name;
+    steps->insert(steps->end(), e.path.begin(), e.path.end());
+    *cost += e.path_cost;
+    return true;
+  }
+  if (e.kind == Expr::Kind::kSelect && !e.test_only && !e.optional_select) {
+    if (!CollectPath(*e.target, root, steps, cost)) return false;
+    steps->push_back(e.name);
+    *cost += 1;
+    return true;
+  }
+  if (e.kind == Expr::Kind::kCall && e.op == CallOp::kIndex &&
+      e.args[1]->kind == Expr::Kind::kConst && e.args[1]->value.kind() == Kind::kString) {
+    if (!CollectPath(*e.args[0], root, steps, cost)) return false;
+    steps->push_back(e.args[1]->value.str());
+    *cost += 2;
+    return true;
+  }
+  return false;
+}
+
+void MakePath(Expr& e) {
+  std::string root;
+  std::vector<std::string> steps;
+  int cost = 0;
+  if (e.kind == Expr::Kind::kIdent || e.kind == Expr::Kind::kPath ||
+      !CollectPath(e, &root, &steps, &cost)) {
+    return;
+  }
+  auto original = std::make_unique<Expr>(std::move(e));
+  e = Expr();
+  e.kind = Expr::Kind::kPath;
+  e.pos = original->pos;
+  e.name = std::move(root);
+  e.path = std::move(steps);
+  e.path_cost = cost;
+  e.target = std::move(original);
+}
+
+// Resolves every call once (operators to CallOp, library functions to their overload) and
+// evaluates calls, lists and maps whose operands are all constants, so selectors like
+// `... >= quantity("40Gi")` do not re-parse their constants on every evaluation. Calls whose
+// constant evaluation is an error are left for run time, where the error belongs.
+void Plan(Expr& e) {
+  if (e.target) Plan(*e.target);
+  for (ExprPtr& a : e.args) Plan(*a);
+  for (auto& [k, v] : e.entries) {
+    Plan(*k);
+    Plan(*v);
+  }
+  if (e.iter_range) Plan(*e.iter_range);
+  if (e.predicate) Plan(*e.predicate);
+  if (e.transform) Plan(*e.transform);
+  if (e.kind == Expr::Kind::kCall) {
+    static const std::pair<std::string_view, CallOp> kOps[] = {
+        {"_&&_", CallOp::kAnd},   {"_||_", CallOp::kOr},        {"_?_:_", CallOp::kCond},
+        {"_[_]", CallOp::kIndex}, {"_[?_]", CallOp::kOptIndex}, {"_==_", CallOp::kEq},
+        {"_!=_", CallOp::kNe},    {"_<_", CallOp::kLt},         {"_<=_", CallOp::kLe},
+        {"_>_", CallOp::kGt},     {"_>=_", CallOp::kGe},        {"@in", CallOp::kIn},
+        {"!_", CallOp::kNot}};
+    for (const auto& [name, op] : kOps) {
+      if (!e.target && e.name == name) e.op = op;
+    }
+    if (e.op == CallOp::kGeneric) {
+      e.library =
+          FindLibraryOverload(e.name, e.target != nullptr, e.args.size() + (e.target ? 1 : 0));
+    }
+  }
+  bool foldable =
+      e.kind == Expr::Kind::kCall || e.kind == Expr::Kind::kList || e.kind == Expr::Kind::kMap;
+  if (!foldable) {
+    MakePath(e);
+    return;
+  }
+  auto is_const = [](const ExprPtr& x) { return x->kind == Expr::Kind::kConst; };
+  bool all_const = !e.target || is_const(e.target);
+  for (const ExprPtr& a : e.args) all_const = all_const && is_const(a);
+  for (const auto& [k, v] : e.entries) all_const = all_const && is_const(k) && is_const(v);
+  if (!all_const) {
+    MakePath(e);
+    return;
+  }
+  MapActivation none;
+  Evaluator ev(none, kDefaultCostLimit);
+  Value v = ev.Eval(e);
+  if (v.is_error()) return;
+  // (reached only when every operand is constant)
+  auto folded = std::make_unique<Expr>();
+  folded->kind = Expr::Kind::kConst;
+  folded->pos = e.pos;
+  folded->value = std::move(v);
+  e = std::move(*folded);
+}
 
 }  // namespace
 
@@ -398,6 +641,7 @@ absl::StatusOr<Program> Program::Compile(std::string_view source, const CompileO
     absl::Status s = ReferenceChecker(source, options).Check(**ast);
     if (!s.ok()) return s;
   }
+  Plan(**ast);
   return Program(std::shared_ptr<const Expr>(std::move(*ast)),
                  std::make_shared<const std::string>(source));
 }

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 
 #include "cel/builtins.h"
 
@@ -280,8 +281,14 @@ const Value* Value::Find(const Value& key) const {
 }
 
 const Value* Value::FindString(std::string_view key) const {
+  // Hot in selector evaluation: reject on length and first byte before comparing.
   for (const MapEntry& e : map()) {
-    if (e.key.kind() == Kind::kString && e.key.str() == key) return &e.value;
+    if (e.key.kind() != Kind::kString) continue;
+    const std::string& k = e.key.heap_->text;
+    if (k.size() == key.size() &&
+        (key.empty() || (k[0] == key[0] && std::memcmp(k.data(), key.data(), key.size()) == 0))) {
+      return &e.value;
+    }
   }
   return nullptr;
 }
