@@ -58,6 +58,7 @@ Value DeviceValue(std::string_view driver, const api::Device& device) {
 CompileOptions DeviceSelectorOptions() {
   CompileOptions options;
   options.variables = {"device"};
+  options.dra_device = true;
   return options;
 }
 

@@ -5,6 +5,7 @@
 
 #include "absl/container/inlined_vector.h"
 #include "cel/builtins.h"
+#include "cel/checker.h"
 #include "cel/library.h"
 #include "cel/parser.h"
 #include "util/strings.h"
@@ -19,76 +20,6 @@ const Value* MapActivation::Find(std::string_view name) const {
 }
 
 namespace {
-
-// Compile-time reference checks: every identifier is a declared variable, a comprehension
-// variable in scope or a type denotation; every global function is known.
-class ReferenceChecker {
- public:
-  ReferenceChecker(std::string_view source, const CompileOptions& options)
-      : source_(source), options_(options) {}
-
-  absl::Status Check(const Expr& e) {
-    Visit(e);
-    if (problem_.empty()) return absl::OkStatus();
-    return absl::InvalidArgumentError(problem_);
-  }
-
- private:
-  bool Declared(const std::string& name) const {
-    if (std::find(scope_.rbegin(), scope_.rend(), name) != scope_.rend()) return true;
-    if (TypeDenotation(name) != nullptr) return true;
-    return std::find(options_.variables.begin(), options_.variables.end(), name) !=
-           options_.variables.end();
-  }
-
-  void Report(int32_t pos, const std::string& message) {
-    if (problem_.empty()) problem_ = FormatIssue(source_, pos, message);
-  }
-
-  void Visit(const Expr& e) {
-    switch (e.kind) {
-      case Expr::Kind::kConst:
-      case Expr::Kind::kPath:  // made by the planner, after checking
-        return;
-      case Expr::Kind::kIdent:
-        if (!Declared(e.name)) Report(e.pos, "undeclared reference to '" + e.name + "'");
-        return;
-      case Expr::Kind::kSelect:
-        Visit(*e.target);
-        return;
-      case Expr::Kind::kCall:
-        if (e.target) Visit(*e.target);
-        for (const ExprPtr& a : e.args) Visit(*a);
-        if (!IsKnownFunction(e.name)) {
-          Report(e.pos, util::Cat("undeclared reference to '", e.name, "'"));
-        }
-        return;
-      case Expr::Kind::kList:
-        for (const ExprPtr& a : e.args) Visit(*a);
-        return;
-      case Expr::Kind::kMap:
-        for (const auto& [k, v] : e.entries) {
-          Visit(*k);
-          Visit(*v);
-        }
-        return;
-      case Expr::Kind::kComprehension: {
-        Visit(*e.iter_range);
-        scope_.push_back(e.iter_var);
-        if (!e.iter_var2.empty()) scope_.push_back(e.iter_var2);
-        if (e.predicate) Visit(*e.predicate);
-        if (e.transform) Visit(*e.transform);
-        scope_.resize(scope_.size() - (e.iter_var2.empty() ? 1 : 2));
-        return;
-      }
-    }
-  }
-
-  std::string_view source_;
-  const CompileOptions& options_;
-  std::vector<std::string> scope_;
-  std::string problem_;
-};
 
 const Value& EmptyMap() {
   static const Value* const kEmpty = new Value(Value::Map({}));
@@ -638,7 +569,7 @@ absl::StatusOr<Program> Program::Compile(std::string_view source, const CompileO
   absl::StatusOr<ExprPtr> ast = Parse(source);
   if (!ast.ok()) return ast.status();
   if (options.check_references) {
-    absl::Status s = ReferenceChecker(source, options).Check(**ast);
+    absl::Status s = Check(**ast, source, CheckOptions{options.variables, options.dra_device});
     if (!s.ok()) return s;
   }
   Plan(**ast);

@@ -38,7 +38,11 @@ struct CompileOptions {
   // Variables an expression may reference; any other identifier is a compile error
   // ("undeclared reference"), as are calls to unknown functions.
   std::vector<std::string> variables;
+  // Type-check calls: an overload that can never match is a compile error.
   bool check_references = true;
+  // `device` has the DRA selector structure (driver, attributes, capacity,
+  // allowMultipleAllocations), so misuse of its fields is caught at compile time.
+  bool dra_device = false;
 };
 
 inline constexpr int64_t kDefaultCostLimit = 1'000'000;
