@@ -201,7 +201,7 @@ std::string FormatDouble(double d) {
     out.append(digits);
     return out;
   }
-  size_t int_digits = static_cast<size_t>(exp + 1);
+  size_t int_digits = static_cast<size_t>(exp) + 1;
   if (digits.size() <= int_digits) {
     out.append(digits);
     out.append(int_digits - digits.size(), '0');

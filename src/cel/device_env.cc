@@ -27,6 +27,7 @@ Value AttributeValue(const api::DeviceAttribute& a) {
 
 Value DomainMap(std::map<std::string, std::vector<MapEntry>>& domains) {
   std::vector<MapEntry> entries;
+  entries.reserve(domains.size());
   for (auto& [domain, names] : domains) {
     entries.push_back(MapEntry{Value::String(domain), Value::Map(std::move(names))});
   }

@@ -275,7 +275,7 @@ Value ParseSemver(const std::string& text, bool normalize) {
     start = dot + 1;
   }
   if (normalize) {
-    while (parts.size() < 3) parts.push_back("0");
+    while (parts.size() < 3) parts.emplace_back("0");
   }
   if (parts.size() != 3) return bad();
   uint64_t* fields[] = {&v.major, &v.minor, &v.patch};

@@ -10,7 +10,7 @@
 
 namespace gpuplane::cel {
 
-inline constexpr size_t kMaxExpressionBytes = 10 * 1024;
+inline constexpr size_t kMaxExpressionBytes = size_t{10} * 1024;
 inline constexpr int kMaxParseDepth = 250;
 
 // Parses `source`. On error the status message reads

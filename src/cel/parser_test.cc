@@ -34,7 +34,7 @@ TEST(ParserTest, LimitsAreErrorsNotCrashes) {
   EXPECT_NE(ErrorOf(std::string(200, '-') + "!" + std::string(10, '[')).find("ERROR"),
             std::string::npos);
   std::string big = "1";
-  while (big.size() <= 10 * 1024) big += " + 1";
+  while (big.size() <= size_t{10} * 1024) big += " + 1";
   EXPECT_NE(ErrorOf(big).find("the limit is 10240"), std::string::npos);
 }
 

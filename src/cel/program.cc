@@ -48,7 +48,8 @@ class Evaluator {
   Value Eval(const Expr& e) {
     Value tmp;
     const Value* r = Ref(e, tmp);
-    return r == &tmp ? std::move(tmp) : *r;
+    if (r == &tmp) return tmp;
+    return *r;
   }
 
   int64_t cost() const { return cost_; }

@@ -31,6 +31,7 @@ TEST(ProgramTest, OneProgramEvaluatesFromSeveralThreads) {
   const Program& program = *p;
   std::vector<std::vector<int>> matches(4);
   std::vector<std::thread> threads;
+  threads.reserve(4);
   for (int t = 0; t < 4; ++t) {
     threads.emplace_back([&, t] {
       for (int round = 0; round < 200; ++round) {

@@ -12,7 +12,8 @@
 namespace gpuplane::cel::testing {
 
 // Compiles and evaluates; a compile problem becomes an error value carrying its message.
-inline Value Run(const std::string& expr, const Activation& act, CompileOptions options = {}) {
+inline Value Run(const std::string& expr, const Activation& act,
+                 const CompileOptions& options = {}) {
   absl::StatusOr<Program> p = Program::Compile(expr, options);
   if (!p.ok()) return Value::Error(std::string(p.status().message()));
   return p->Evaluate(act);
