@@ -3,6 +3,8 @@
 #include <cerrno>
 #include <cstdlib>
 
+#include "util/strings.h"
+
 namespace gpuplane::cel {
 namespace {
 
@@ -14,24 +16,6 @@ int HexValue(char c) {
   if (IsDigit(c)) return c - '0';
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
   return c - 'A' + 10;
-}
-
-void AppendUtf8(std::string& out, uint32_t cp) {
-  if (cp < 0x80) {
-    out.push_back(static_cast<char>(cp));
-  } else if (cp < 0x800) {
-    out.push_back(static_cast<char>(0xC0 | (cp >> 6)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else if (cp < 0x10000) {
-    out.push_back(static_cast<char>(0xE0 | (cp >> 12)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else {
-    out.push_back(static_cast<char>(0xF0 | (cp >> 18)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  }
 }
 
 }  // namespace
@@ -279,7 +263,7 @@ Token Lexer::Quoted(bool raw, bool bytes, size_t start) {
           if ((v >= 0xD800 && v <= 0xDFFF) || v > 0x10FFFF) {
             return Error(esc, "invalid Unicode code point in escape");
           }
-          AppendUtf8(out, v);
+          util::AppendUtf8(out, v);
         }
         break;
       }
@@ -295,7 +279,7 @@ Token Lexer::Quoted(bool raw, bool bytes, size_t start) {
           if (bytes) {
             out.push_back(static_cast<char>(v));
           } else {
-            AppendUtf8(out, v);
+            util::AppendUtf8(out, v);
           }
           break;
         }

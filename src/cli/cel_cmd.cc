@@ -84,7 +84,7 @@ int RunCelEval(const CelOptions& o) {
     }
     absl::StatusOr<std::pair<std::string, api::Device>> found = FindDevice(o);
     if (!found.ok()) return Usage(std::string(found.status().message()));
-    options.variables.push_back("device");
+    options.variables.emplace_back("device");
     activation.Bind("device", cel::DeviceValue(found->first, found->second));
   }
   absl::StatusOr<cel::Program> program = cel::Program::Compile(o.expr, options);

@@ -2,6 +2,7 @@
 #ifndef GPUPLANE_UTIL_STRINGS_H_
 #define GPUPLANE_UTIL_STRINGS_H_
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -35,6 +36,9 @@ std::string Cat(const Ts&... parts) {
 
 // Appends `s` as a JSON string literal (with quotes and escapes) to `out`.
 void AppendJsonString(std::string& out, std::string_view s);
+
+// Appends the UTF-8 encoding of code point `cp` (REQUIRES: cp <= 0x10FFFF).
+void AppendUtf8(std::string& out, uint32_t cp);
 
 // Returns `s` as a JSON string literal.
 std::string JsonQuote(std::string_view s);
