@@ -73,6 +73,7 @@ CASES = {
   "string-for-bool.yaml": (SLICE.replace("nodeName: node-a", "allNodes: \"yes\"") + dev(), "expected true or false, got a string"),
   "int-out-of-range.yaml": (SLICE.replace("generation: 1", "generation: 99999999999999999999") + dev(), "out of range for a 64-bit integer"),
   "missing-driver.yaml": (SLICE.replace("  driver: gpu.nvidia.com\n", "") + dev(), "spec.driver: required field is missing"),
+  "required-field-null.yaml": (SLICE.replace("driver: gpu.nvidia.com", "driver: null") + dev(), "spec.driver: required field is missing (its value is null)"),
   "missing-pool.yaml": (SLICE.replace("  pool: {name: node-a, generation: 1, resourceSliceCount: 1}\n", "") + dev(), "spec.pool: required field is missing"),
   "missing-device-name.yaml": (SLICE + "  - attributes: {type: {string: gpu}}\n", "spec.devices[0].name: required field is missing"),
   "missing-object-name.yaml": ("apiVersion: v1\nkind: Node\nmetadata:\n  labels: {a: b}\n", "metadata.name: required field is missing"),

@@ -150,6 +150,11 @@ void DecodeField(Decoder& d, const DocEntry& e, T& out, std::bitset<N>& seen) {
     return;
   }
   seen[I] = true;
+  if (f.rule.required && e.value.is_null()) {
+    // Kubernetes treats null as absent.
+    d.Error(e.key_line, "required field is missing (its value is null)");
+    return;
+  }
   DecodeValue(d, e.value, out.*(f.member), f.rule);
 }
 
@@ -264,12 +269,20 @@ Doc EncodeValue(const std::map<std::string, X>& v) {
   return d;
 }
 
+// Required fields are written even when empty, except an absent optional, which has nothing
+// to write.
+template <typename X>
+bool WriteField(bool required, const X& v) {
+  if constexpr (requires { v.has_value(); }) return v.has_value();
+  return required || !IsEmptyValue(v);
+}
+
 template <typename T>
 Doc EncodeStruct(const T& v) {
   Doc d = Doc::Map();
   std::apply(
       [&](const auto&... f) {
-        ((f.rule.required || !IsEmptyValue(v.*(f.member))
+        ((WriteField(f.rule.required, v.*(f.member))
               ? (void)d.Add(std::string(f.name), EncodeValue(v.*(f.member)))
               : void()),
          ...);
