@@ -1,0 +1,57 @@
+// What is already allocated on top of an Inventory: devices in exclusive use, counters
+// consumed per counter set (partitionable devices), and capacity consumed on devices that
+// allow multiple allocations. A plain value: copying it is the cheap clone for what-if
+// searches. Not synchronized.
+#ifndef GPUPLANE_MODEL_ALLOCATION_STATE_H_
+#define GPUPLANE_MODEL_ALLOCATION_STATE_H_
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "api/object.h"
+#include "model/inventory.h"
+
+namespace gpuplane::model {
+
+class AllocationState {
+ public:
+  explicit AllocationState(const Inventory& inventory);
+
+  bool in_use(DeviceId d) const { return in_use_[d] > 0; }
+  const api::Quantity& counter_used(CounterSetId set, uint32_t counter) const {
+    return counters_used_[set][counter];
+  }
+  // Capacity already consumed on a shareable device, by capacity name as published.
+  const std::map<std::string, api::Quantity>& capacity_used(DeviceId d) const {
+    return capacity_used_[d];
+  }
+
+  // Whether the counters `d` consumes are still available in full.
+  bool CountersFit(const Inventory& inventory, DeviceId d) const;
+
+  // Records one allocation of `d`: exclusive use, unless the device allows multiple
+  // allocations, in which case `consumed` capacity is added; counters are consumed either
+  // way. Admin-access results must not be recorded (they do not count as use).
+  absl::Status Allocate(const Inventory& inventory, DeviceId d,
+                        const std::map<std::string, api::Quantity>& consumed);
+  // Undoes one Allocate with the same arguments.
+  absl::Status Release(const Inventory& inventory, DeviceId d,
+                       const std::map<std::string, api::Quantity>& consumed);
+
+  // Records the status.allocation of every ResourceClaim among `objects` (admin-access
+  // results excepted). Results that name devices the inventory does not have are returned as
+  // messages naming the claim; they are skipped.
+  std::vector<std::string> ApplyAllocatedClaims(const Inventory& inventory,
+                                                const std::vector<api::SourcedObject>& objects);
+
+ private:
+  std::vector<uint32_t> in_use_;
+  std::vector<std::vector<api::Quantity>> counters_used_;
+  std::vector<std::map<std::string, api::Quantity>> capacity_used_;
+};
+
+}  // namespace gpuplane::model
+
+#endif  // GPUPLANE_MODEL_ALLOCATION_STATE_H_

@@ -1,0 +1,160 @@
+#include "model/inventory.h"
+
+#include <algorithm>
+#include <set>
+
+#include "cel/device_env.h"
+#include "model/node_selector.h"
+#include "util/strings.h"
+
+namespace gpuplane::model {
+namespace {
+
+struct PoolKey {
+  std::string driver;
+  std::string name;
+  bool operator<(const PoolKey& o) const {
+    return std::tie(driver, name) < std::tie(o.driver, o.name);
+  }
+};
+
+}  // namespace
+
+Inventory Inventory::Build(const std::vector<api::SourcedObject>& objects) {
+  Inventory inv;
+  // Nodes: Node objects, plus names that slices and devices mention (simulations often have
+  // slices without Node objects).
+  auto add_node = [&](const std::string& name) -> NodeId {
+    auto it = inv.node_index_.find(name);
+    if (it != inv.node_index_.end()) return it->second;
+    NodeId id = static_cast<NodeId>(inv.nodes_.size());
+    inv.nodes_.push_back(NodeInfo{name, {}, {}});
+    inv.node_index_.emplace(name, id);
+    return id;
+  };
+  std::map<PoolKey, int64_t> generation;
+  for (const api::SourcedObject& o : objects) {
+    if (!o.valid) continue;
+    if (const auto* n = std::get_if<api::Node>(&o.object)) {
+      inv.nodes_[add_node(n->metadata.name)].labels = n->metadata.labels;
+    } else if (const auto* c = std::get_if<api::DeviceClass>(&o.object)) {
+      inv.classes_.emplace(c->metadata.name, *c);
+    } else if (const auto* s = std::get_if<api::ResourceSlice>(&o.object)) {
+      PoolKey key{s->spec.driver, s->spec.pool.name};
+      auto [it, inserted] = generation.try_emplace(key, s->spec.pool.generation);
+      if (!inserted) it->second = std::max(it->second, s->spec.pool.generation);
+    }
+  }
+  // Slices of the current generation, grouped by pool in a stable order.
+  std::map<PoolKey, std::vector<const api::ResourceSlice*>> by_pool;
+  for (const api::SourcedObject& o : objects) {
+    const auto* s = std::get_if<api::ResourceSlice>(&o.object);
+    if (s == nullptr || !o.valid) continue;
+    PoolKey key{s->spec.driver, s->spec.pool.name};
+    if (s->spec.pool.generation == generation[key]) by_pool[key].push_back(s);
+  }
+  for (auto& [key, slices] : by_pool) {
+    PoolId pool_id = static_cast<PoolId>(inv.pools_.size());
+    PoolInfo pool{key.driver, key.name, generation[key], false, {}};
+    pool.complete =
+        static_cast<int64_t>(slices.size()) >= slices[0]->spec.pool.resource_slice_count;
+    // Counter sets first: devices refer to them by name.
+    std::map<std::string, CounterSetId, std::less<>> sets;
+    for (const api::ResourceSlice* s : slices) {
+      for (const api::CounterSet& cs : s->spec.shared_counters) {
+        CounterSetInfo info{pool_id, cs.name, {}, {}};
+        for (const auto& [name, counter] : cs.counters) {
+          info.names.push_back(name);
+          info.capacity.push_back(counter.value);
+        }
+        sets.emplace(cs.name, static_cast<CounterSetId>(inv.counter_sets_.size()));
+        inv.counter_sets_.push_back(std::move(info));
+      }
+    }
+    for (const api::ResourceSlice* s : slices) {
+      inv.slices_.push_back(std::make_unique<api::ResourceSlice>(*s));
+      const api::ResourceSlice& owned = *inv.slices_.back();
+      for (const api::Device& d : owned.spec.devices) {
+        DeviceInfo info;
+        info.pool = pool_id;
+        info.spec = &d;
+        info.slice = &owned;
+        bool usable = true;
+        for (const api::DeviceCounterConsumption& use : d.consumes_counters) {
+          auto set = sets.find(use.counter_set);
+          if (set == sets.end()) {
+            inv.warnings_.push_back(util::Cat("device ", key.driver, "/", key.name, "/", d.name,
+                                              " consumes counter set \"", use.counter_set,
+                                              "\", which pool \"", key.name,
+                                              "\" does not define; it cannot be allocated"));
+            usable = false;
+            break;
+          }
+          const CounterSetInfo& cs = inv.counter_sets_[set->second];
+          for (const auto& [name, counter] : use.counters) {
+            auto pos = std::find(cs.names.begin(), cs.names.end(), name);
+            if (pos == cs.names.end()) {
+              inv.warnings_.push_back(util::Cat(
+                  "device ", key.driver, "/", key.name, "/", d.name, " consumes counter \"", name,
+                  "\" that counter set \"", use.counter_set, "\" lacks; it cannot be allocated"));
+              usable = false;
+              break;
+            }
+            info.consumes.push_back(CounterUse{
+                set->second, static_cast<uint32_t>(pos - cs.names.begin()), counter.value});
+          }
+        }
+        if (!usable) continue;
+        const std::optional<std::string>& node_name =
+            owned.spec.node_name ? owned.spec.node_name : d.node_name;
+        if (node_name) info.node = add_node(*node_name);
+        info.cel_value = cel::DeviceValue(key.driver, d);
+        DeviceId id = static_cast<DeviceId>(inv.devices_.size());
+        inv.device_index_.emplace(util::Cat(key.driver, "/", key.name, "/", d.name), id);
+        pool.devices.push_back(id);
+        inv.devices_.push_back(std::move(info));
+      }
+    }
+    inv.pools_.push_back(std::move(pool));
+  }
+  // Reachability: node-local devices, then selector-based and all-node devices.
+  for (DeviceId id = 0; id < inv.devices_.size(); ++id) {
+    const DeviceInfo& d = inv.devices_[id];
+    if (d.node != kNoId) {
+      inv.nodes_[d.node].devices.push_back(id);
+      continue;
+    }
+    const api::ResourceSlice* slice = d.slice;
+    const std::optional<api::NodeSelector>& selector = slice != nullptr && slice->spec.node_selector
+                                                           ? slice->spec.node_selector
+                                                           : d.spec->node_selector;
+    bool all = (slice != nullptr && slice->spec.all_nodes.value_or(false)) ||
+               d.spec->all_nodes.value_or(false);
+    for (NodeInfo& n : inv.nodes_) {
+      if (all || (selector && MatchesNodeSelector(*selector, n.name, n.labels))) {
+        n.devices.push_back(id);
+      }
+    }
+  }
+  return inv;
+}
+
+std::optional<NodeId> Inventory::FindNode(const std::string& name) const {
+  auto it = node_index_.find(name);
+  if (it == node_index_.end()) return std::nullopt;
+  return it->second;
+}
+
+const api::DeviceClass* Inventory::FindClass(const std::string& name) const {
+  auto it = classes_.find(name);
+  return it == classes_.end() ? nullptr : &it->second;
+}
+
+std::optional<DeviceId> Inventory::FindDevice(const std::string& driver, const std::string& pool,
+                                              const std::string& device) const {
+  auto it = device_index_.find(util::Cat(driver, "/", pool, "/", device));
+  if (it == device_index_.end()) return std::nullopt;
+  return it->second;
+}
+
+}  // namespace gpuplane::model

@@ -1,0 +1,106 @@
+// Cluster inventory: everything the allocator searches over, with dense integer ids, built
+// from DeviceClasses, ResourceSlices and Nodes. Only the highest generation of each pool
+// counts; a pool is complete once all its slices of that generation are present. Each device
+// knows its pool, the node it is local to (if any), the counters it consumes (resolved to
+// counter-set ids) and its CEL `device` value. Each node knows every device it can reach
+// (node-local, nodeSelector, allNodes, per-device selection). Immutable after Build; safe to
+// read from several threads. Move-only (devices point into slices it owns).
+#ifndef GPUPLANE_MODEL_INVENTORY_H_
+#define GPUPLANE_MODEL_INVENTORY_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "api/object.h"
+#include "api/quantity.h"
+#include "cel/value.h"
+
+namespace gpuplane::model {
+
+using NodeId = uint32_t;
+using PoolId = uint32_t;
+using DeviceId = uint32_t;
+using CounterSetId = uint32_t;
+inline constexpr uint32_t kNoId = UINT32_MAX;
+
+struct CounterUse {
+  CounterSetId set;
+  uint32_t counter;  // index into CounterSetInfo::names
+  api::Quantity amount;
+};
+
+struct DeviceInfo {
+  PoolId pool = kNoId;
+  const api::Device* spec = nullptr;          // owned by the Inventory
+  const api::ResourceSlice* slice = nullptr;  // the slice that publishes it, owned likewise
+  std::vector<CounterUse> consumes;
+  NodeId node = kNoId;   // set for node-local devices
+  cel::Value cel_value;  // the DRA `device` variable, built once
+};
+
+struct PoolInfo {
+  std::string driver;
+  std::string name;
+  int64_t generation = 0;
+  bool complete = false;
+  std::vector<DeviceId> devices;
+};
+
+struct CounterSetInfo {
+  PoolId pool = kNoId;
+  std::string name;
+  std::vector<std::string> names;       // counter names, sorted
+  std::vector<api::Quantity> capacity;  // parallel to names
+};
+
+struct NodeInfo {
+  std::string name;
+  std::map<std::string, std::string> labels;
+  std::vector<DeviceId> devices;  // every device this node can reach, ascending
+};
+
+class Inventory {
+ public:
+  // Problems that make devices unusable (for example a counter set a device consumes is not
+  // defined in its pool) are returned in `warnings`; they do not fail the build.
+  static Inventory Build(const std::vector<api::SourcedObject>& objects);
+
+  Inventory(Inventory&&) = default;
+  Inventory& operator=(Inventory&&) = default;
+  Inventory(const Inventory&) = delete;
+  Inventory& operator=(const Inventory&) = delete;
+
+  const std::vector<NodeInfo>& nodes() const { return nodes_; }
+  const std::vector<PoolInfo>& pools() const { return pools_; }
+  const std::vector<DeviceInfo>& devices() const { return devices_; }
+  const std::vector<CounterSetInfo>& counter_sets() const { return counter_sets_; }
+  const std::vector<std::string>& warnings() const { return warnings_; }
+
+  std::optional<NodeId> FindNode(const std::string& name) const;
+  const api::DeviceClass* FindClass(const std::string& name) const;
+  // "driver/pool/device", as allocation results name devices.
+  std::optional<DeviceId> FindDevice(const std::string& driver, const std::string& pool,
+                                     const std::string& device) const;
+
+ private:
+  Inventory() = default;
+
+  // Owned copies that DeviceInfo::spec points into (unique_ptr keeps addresses stable).
+  std::vector<std::unique_ptr<api::ResourceSlice>> slices_;
+  std::map<std::string, api::DeviceClass, std::less<>> classes_;
+  std::vector<NodeInfo> nodes_;
+  std::vector<PoolInfo> pools_;
+  std::vector<DeviceInfo> devices_;
+  std::vector<CounterSetInfo> counter_sets_;
+  std::map<std::string, NodeId, std::less<>> node_index_;
+  std::map<std::string, DeviceId, std::less<>> device_index_;  // "driver/pool/device"
+  std::vector<std::string> warnings_;
+};
+
+}  // namespace gpuplane::model
+
+#endif  // GPUPLANE_MODEL_INVENTORY_H_
