@@ -125,9 +125,9 @@ TEST(YamlReaderTest, DeepNestingIsAnErrorNotACrash) {
 TEST(WriterTest, YamlQuotesWhatWouldChangeMeaning) {
   Doc d = Doc::Map();
   for (const char* s :
-       {"yes",  "123",     "",     "-x",          "a: b",      "x #y",  "1.5",
-        "null", "~",       "true", "multi\nline", "tab\there", " lead", "trail ",
-        "[x]",  "ünïcode", "0x1F", "@at",         "80Gi",      "9.0.0", "2024-01-01"}) {
+       {"yes",  "123",         "",           "-x",    "a: b",   "x #y", "1.5",     "null", "~",
+        "true", "multi\nline", "tab\there",  " lead", "trail ", "[x]",  "ünïcode", "0x1F", "@at",
+        "80Gi", "9.0.0",       "2024-01-01", "0777",  "1_000",  "0b1",  "1g.10gb"}) {
     d.Add(s, Doc::String(s));
   }
   d.Add("n", Doc::Scalar(Doc::Kind::kInt, "42"));
@@ -144,6 +144,13 @@ TEST(WriterTest, YamlQuotesWhatWouldChangeMeaning) {
   std::string yaml = ToYaml(d);
   Doc back = One(ReadYaml(yaml, "round.yaml"));
   EXPECT_EQ(back, d) << yaml;
+  // YAML 1.1 readers would take these for numbers or timestamps: they must be quoted.
+  for (const char* quoted : {"\"0x1F\"", "\"0777\"", "\"1_000\"", "\"2024-01-01\""}) {
+    EXPECT_NE(yaml.find(quoted), std::string::npos) << quoted << " in\n" << yaml;
+  }
+  for (const char* plain : {": 80Gi\n", ": 9.0.0\n", ": 1g.10gb\n"}) {
+    EXPECT_NE(yaml.find(plain), std::string::npos) << plain << " in\n" << yaml;
+  }
   Doc from_json = One(ReadJson(ToJson(d, 2), "round.json"));
   EXPECT_EQ(from_json, d);
 }

@@ -111,6 +111,11 @@ bool PlainSafe(const std::string& s) {
   static constexpr std::string_view kBadFirst = "-?:,[]{}#&*!|>'\"%@` \t";
   if (kBadFirst.find(s[0]) != std::string_view::npos) return false;
   if (s.back() == ' ') return false;
+  // YAML 1.1 readers (kubectl's included) take 0x1F, 0777, 1_000 and dates as numbers or
+  // timestamps: quote number-like strings that contain such markers.
+  bool numberish = (s[0] >= '0' && s[0] <= '9') || s[0] == '+' || s[0] == '.';
+  bool radix_or_octal = s[0] == '0' && s.size() > 1 && s[1] != '.';  // 0x1F, 0o7, 0b1, 0777
+  if (numberish && (radix_or_octal || s.find_first_of("-_") != std::string::npos)) return false;
   for (char c : s) {
     auto u = static_cast<unsigned char>(c);
     if (u < 0x20 || u == 0x7f || c == ':' || c == '#') return false;

@@ -10,6 +10,10 @@
 namespace gpuplane::cel {
 namespace {
 
+// Largest string a function may build: the cost limit charges what functions scan, so a
+// single replace('', big) could otherwise multiply memory use before any limit is checked.
+constexpr size_t kMaxResultBytes = size_t{8} << 20;
+
 bool IsStr(const Value& v) { return v.kind() == Kind::kString; }
 bool IsInt(const Value& v) { return v.kind() == Kind::kInt; }
 
@@ -80,6 +84,9 @@ Value Replace(std::span<const Value> a) {
   while (limit < 0 || done < limit) {
     size_t hit = s.find(from, pos);
     if (hit == std::string::npos) break;
+    if (out.size() + (hit - pos) + to.size() > kMaxResultBytes) {
+      return Value::Error("replace(): the result would exceed 8 MiB");
+    }
     out.append(s, pos, hit - pos);
     out.append(to);
     ++done;

@@ -62,6 +62,8 @@ TEST(LibraryTest, Strings) {
       {"'a-b-c'.replace('-', '+')", "'a+b+c'"},
       {"'a-b-c'.replace('-', '+', 1)", "'a+b-c'"},
       {"'a-b-c'.replace('-', '+', 0)", "'a-b-c'"},
+      {"cel.bind(s, lists.range(3000).map(i, 'x').join(), s.replace('', s).replace('', s))",
+       "error: would exceed 8 MiB"},
       {"'a,b,c'.split(',')", "['a', 'b', 'c']"},
       {"'a,b,c'.split(',', 2)", "['a', 'b,c']"},
       {"'a,b,c'.split(',', 0)", "[]"},
