@@ -1,0 +1,62 @@
+// The structured allocator: allocates the claims of one pod on one node with Kubernetes' DRA
+// feasibility rules (pools reaching the node, class and request selectors, ExactCount and
+// All, firstAvailable in order, matchAttribute / distinctAttribute, counters of
+// partitionable devices, taints and tolerations, admin access, capacity of shareable
+// devices) and returns results in the status.allocation shape, or per-request reasons.
+// The search is depth-first over requests, alternatives and device combinations, with a
+// bounded effort. One Allocator per thread; the inventory and state are borrowed.
+#ifndef GPUPLANE_ALLOC_ALLOCATOR_H_
+#define GPUPLANE_ALLOC_ALLOCATOR_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "alloc/request.h"
+#include "api/resource_types.h"
+#include "model/allocation_state.h"
+#include "model/inventory.h"
+
+namespace gpuplane::alloc {
+
+struct Choice {
+  size_t claim;
+  size_t request;
+  size_t alternative;
+  model::DeviceId device;
+  std::map<std::string, api::Quantity> consumed;  // shareable devices
+};
+
+struct Outcome {
+  bool allocated = false;
+  std::vector<api::AllocationResult> results;  // one per claim, when allocated
+  std::vector<Choice> choices;                 // what to commit to an AllocationState
+  std::vector<std::string> reasons;            // when not allocated
+  int64_t steps = 0;                           // search effort spent
+};
+
+struct AllocatorOptions {
+  int64_t max_steps = 1'000'000;  // bound on candidate devices tried per pod and node
+  bool explain = true;            // compute per-request reasons when nothing fits
+};
+
+class Allocator {
+ public:
+  explicit Allocator(const model::Inventory& inventory, AllocatorOptions options = {})
+      : inventory_(inventory), options_(options) {}
+
+  Outcome Allocate(const std::vector<const CompiledClaim*>& claims, model::NodeId node,
+                   const model::AllocationState& state) const;
+
+  // Records an outcome's choices in `state` (admin-access choices are not recorded).
+  absl::Status Commit(const Outcome& outcome, const std::vector<const CompiledClaim*>& claims,
+                      model::AllocationState& state) const;
+
+ private:
+  const model::Inventory& inventory_;
+  AllocatorOptions options_;
+};
+
+}  // namespace gpuplane::alloc
+
+#endif  // GPUPLANE_ALLOC_ALLOCATOR_H_

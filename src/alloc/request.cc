@@ -1,0 +1,115 @@
+#include "alloc/request.h"
+
+#include "cel/device_env.h"
+#include "util/strings.h"
+
+namespace gpuplane::alloc {
+
+absl::StatusOr<cel::Program> SelectorCache::Get(const std::string& expression) {
+  auto it = programs_.find(expression);
+  if (it != programs_.end()) return it->second;
+  absl::StatusOr<cel::Program> p = cel::Program::Compile(expression, cel::DeviceSelectorOptions());
+  if (p.ok()) programs_.emplace(expression, *p);
+  return p;
+}
+
+namespace {
+
+absl::StatusOr<Alternative> CompileAlternative(const std::string& claim, const std::string& field,
+                                               std::string result_name,
+                                               const api::ExactDeviceRequest& r,
+                                               const model::Inventory& inventory,
+                                               SelectorCache& cache) {
+  Alternative alt;
+  alt.result_name = std::move(result_name);
+  alt.class_name = r.device_class_name;
+  const api::DeviceClass* cls = inventory.FindClass(r.device_class_name);
+  if (cls == nullptr) {
+    return absl::NotFoundError(util::Cat(claim, ": ", field, ".deviceClassName: DeviceClass \"",
+                                         r.device_class_name, "\" does not exist"));
+  }
+  auto add = [&](const std::vector<api::DeviceSelector>& selectors, bool from_class,
+                 const std::string& where) -> absl::Status {
+    for (size_t i = 0; i < selectors.size(); ++i) {
+      if (!selectors[i].cel) continue;
+      const std::string& expr = selectors[i].cel->expression;
+      absl::StatusOr<cel::Program> p = cache.Get(expr);
+      if (!p.ok()) {
+        return absl::InvalidArgumentError(
+            util::Cat(claim, ": ", where, ".selectors[", i,
+                      "].cel.expression: ", std::string(p.status().message())));
+      }
+      alt.selectors.push_back(Selector{expr, *p, from_class});
+    }
+    return absl::OkStatus();
+  };
+  absl::Status s = add(cls->spec.selectors, true, "DeviceClass " + cls->metadata.name + " spec");
+  if (!s.ok()) return s;
+  s = add(r.selectors, false, field);
+  if (!s.ok()) return s;
+  alt.all = r.allocation_mode == "All";
+  alt.count = r.count.value_or(1);
+  alt.admin_access = r.admin_access.value_or(false);
+  alt.tolerations = r.tolerations;
+  if (r.capacity) alt.capacity = r.capacity->requests;
+  return alt;
+}
+
+}  // namespace
+
+absl::StatusOr<CompiledClaim> CompileClaim(const std::string& ns, const std::string& name,
+                                           const api::ResourceClaimSpec& spec,
+                                           const model::Inventory& inventory,
+                                           SelectorCache& cache) {
+  CompiledClaim out;
+  out.ns = ns;
+  out.name = name;
+  std::string label = util::Cat("ResourceClaim ", ns.empty() ? "" : ns + "/", name);
+  const std::vector<api::DeviceRequest>& requests = spec.devices.requests;
+  for (size_t i = 0; i < requests.size(); ++i) {
+    const api::DeviceRequest& r = requests[i];
+    CompiledRequest cr;
+    cr.name = r.name;
+    std::string field = util::Cat("spec.devices.requests[", i, "]");
+    if (r.exactly) {
+      absl::StatusOr<Alternative> alt =
+          CompileAlternative(label, field + ".exactly", r.name, *r.exactly, inventory, cache);
+      if (!alt.ok()) return alt.status();
+      cr.alternatives.push_back(std::move(*alt));
+    }
+    for (size_t j = 0; j < r.first_available.size(); ++j) {
+      const api::DeviceSubRequest& sub = r.first_available[j];
+      absl::StatusOr<Alternative> alt =
+          CompileAlternative(label, util::Cat(field, ".firstAvailable[", j, "]"),
+                             r.name + "/" + sub.name, sub, inventory, cache);
+      if (!alt.ok()) return alt.status();
+      cr.alternatives.push_back(std::move(*alt));
+    }
+    out.requests.push_back(std::move(cr));
+  }
+  for (size_t i = 0; i < spec.devices.constraints.size(); ++i) {
+    const api::DeviceConstraint& c = spec.devices.constraints[i];
+    CompiledConstraint cc;
+    cc.distinct = c.distinct_attribute.has_value();
+    cc.attribute = c.distinct_attribute.value_or(c.match_attribute.value_or(""));
+    for (const std::string& ref : c.requests) {
+      std::string base = ref.substr(0, ref.find('/'));  // "req/sub" constrains request "req"
+      size_t k = 0;
+      while (k < out.requests.size() && out.requests[k].name != base) ++k;
+      if (k == out.requests.size()) {
+        return absl::InvalidArgumentError(util::Cat(label, ": spec.devices.constraints[", i,
+                                                    "]: \"", ref, "\" names no request"));
+      }
+      cc.requests.emplace_back(k, ref);
+    }
+    if (cc.requests.empty()) {
+      for (size_t k = 0; k < out.requests.size(); ++k)
+        cc.requests.emplace_back(k, out.requests[k].name);
+    }
+    out.constraints.push_back(std::move(cc));
+  }
+  out.config = spec.devices.config;
+  return out;
+}
+
+}  // namespace gpuplane::alloc

@@ -1,0 +1,77 @@
+// Claims normalized for allocation: each request becomes an ordered list of alternatives
+// (one for `exactly`, one per firstAvailable subrequest, tried in order), each with its
+// DeviceClass and request selectors compiled, and constraints refer to requests by index.
+// Immutable after Compile; safe to share across threads.
+#ifndef GPUPLANE_ALLOC_REQUEST_H_
+#define GPUPLANE_ALLOC_REQUEST_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "api/resource_types.h"
+#include "cel/program.h"
+#include "model/inventory.h"
+
+namespace gpuplane::alloc {
+
+struct Selector {
+  std::string expression;
+  cel::Program program;
+  bool from_class;  // a DeviceClass selector (else the request's own)
+};
+
+struct Alternative {
+  std::string result_name;  // "gpu" or "gpu/small", as results name it
+  std::string class_name;
+  std::vector<Selector> selectors;  // class selectors first
+  bool all = false;                 // allocationMode All
+  int64_t count = 1;                // ExactCount
+  bool admin_access = false;
+  std::vector<api::Toleration> tolerations;
+  std::map<std::string, api::Quantity> capacity;  // consumable capacity requests
+};
+
+struct CompiledRequest {
+  std::string name;
+  std::vector<Alternative> alternatives;
+};
+
+struct CompiledConstraint {
+  // The constrained requests: index into CompiledClaim::requests and the reference as written
+  // ("gpu" constrains every alternative of request gpu; "gpu/small" only that subrequest).
+  std::vector<std::pair<size_t, std::string>> requests;
+  std::string attribute;  // fully qualified
+  bool distinct = false;  // distinctAttribute (else matchAttribute)
+};
+
+struct CompiledClaim {
+  std::string ns;
+  std::string name;
+  std::vector<CompiledRequest> requests;
+  std::vector<CompiledConstraint> constraints;
+  std::vector<api::DeviceClaimConfiguration> config;
+};
+
+// Caches compiled CEL programs by expression text, so thousands of claims with the same
+// selectors compile each expression once. Not thread-safe.
+class SelectorCache {
+ public:
+  absl::StatusOr<cel::Program> Get(const std::string& expression);
+
+ private:
+  std::map<std::string, cel::Program, std::less<>> programs_;
+};
+
+// Errors name the claim and the field (unknown DeviceClass, a selector that does not
+// compile, a constraint naming no request).
+absl::StatusOr<CompiledClaim> CompileClaim(const std::string& ns, const std::string& name,
+                                           const api::ResourceClaimSpec& spec,
+                                           const model::Inventory& inventory, SelectorCache& cache);
+
+}  // namespace gpuplane::alloc
+
+#endif  // GPUPLANE_ALLOC_REQUEST_H_
