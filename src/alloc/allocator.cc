@@ -154,19 +154,25 @@ class Search {
     return true;
   }
 
+  bool HasCapacityNames(const Alternative& alt, DeviceId d) const {
+    const api::Device& dev = *inv_.devices()[d].spec;
+    for (const auto& [name, q] : alt.capacity) {
+      bool found = false;
+      for (const auto& [cap_name, cap] : dev.capacity) {
+        if (cap_name == name || name.ends_with("/" + cap_name)) found = true;
+      }
+      if (!found) return false;
+    }
+    return true;
+  }
+
   // Capacity a choice of `d` would consume (shareable devices), or nullopt when it does not
   // fit; for other devices, checks requested capacity against the device's capacity.
   std::optional<std::map<std::string, api::Quantity>> CapacityFit(const Alternative& alt,
                                                                   DeviceId d) const {
     const api::Device& dev = *inv_.devices()[d].spec;
     std::map<std::string, api::Quantity> consumed;
-    for (const auto& [name, q] : alt.capacity) {
-      bool found = false;
-      for (const auto& [cap_name, cap] : dev.capacity) {
-        if (cap_name == name || name.ends_with("/" + cap_name)) found = true;
-      }
-      if (!found) return std::nullopt;
-    }
+    if (!HasCapacityNames(alt, d)) return std::nullopt;
     for (const auto& [cap_name, cap] : dev.capacity) {
       const api::Quantity* requested = nullptr;
       for (const auto& [name, q] : alt.capacity) {
@@ -229,7 +235,13 @@ class Search {
     const Slot& s = slots_[slot];
     const Alternative& alt = Alt(s, alt_index);
     if (!alt.admin_access && (InUse(d) || !CountersFit(d))) return false;
-    std::optional<std::map<std::string, api::Quantity>> consumed = CapacityFit(alt, d);
+    // Admin access neither uses the device nor consumes its capacity; the requested capacity
+    // names must still exist on it.
+    std::optional<std::map<std::string, api::Quantity>> consumed =
+        alt.admin_access
+            ? (HasCapacityNames(alt, d) ? std::make_optional(std::map<std::string, api::Quantity>{})
+                                        : std::nullopt)
+            : CapacityFit(alt, d);
     if (!consumed || !ConstraintsOk(s, alt, d)) return false;
     if (!alt.admin_access) {
       for (const model::CounterUse& use : inv_.devices()[d].consumes) {
@@ -271,7 +283,13 @@ class Search {
   bool Stop() const { return fatal_.has_value() || exhausted_; }
 
   bool Solve(size_t slot) {
-    if (slot == slots_.size()) return true;
+    if (slot == slots_.size()) {  // at most 32 results per claim
+      std::vector<size_t> per_claim(claims_.size(), 0);
+      for (const Choice& ch : chosen_) {
+        if (++per_claim[ch.claim] > 32) return false;
+      }
+      return true;
+    }
     const Slot& s = slots_[slot];
     const CompiledRequest& req = claims_[s.claim]->requests[s.request];
     for (size_t a = 0; a < req.alternatives.size() && !Stop(); ++a) {

@@ -2,6 +2,7 @@
 
 #include <chrono>
 
+#include "alloc/verifier.h"
 #include "api/loader.h"
 #include "gtest/gtest.h"
 #include "sim/cluster_generator.h"
@@ -59,6 +60,9 @@ class ExampleCluster : public ::testing::Test {
     std::optional<model::NodeId> n = inv_.FindNode(node);
     EXPECT_TRUE(n.has_value()) << node;
     Outcome o = allocator_.Allocate({&claim}, *n, state_);
+    if (o.allocated) {
+      EXPECT_EQ(Verify(inv_, state_, {&claim}, *n, o.choices), "");
+    }
     if (o.allocated && commit) {
       EXPECT_TRUE(allocator_.Commit(o, {&claim}, state_).ok());
     }

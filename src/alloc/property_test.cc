@@ -1,0 +1,180 @@
+// Property test: on 10,000 random small instances the allocator finds an allocation exactly
+// when a brute-force enumerator does, and every allocation it returns passes the independent
+// verifier. The enumerator tries every alternative of every request and every device subset,
+// and asks the verifier; it shares no code with the search.
+#include <random>
+
+#include "alloc/allocator.h"
+#include "alloc/verifier.h"
+#include "api/loader.h"
+#include "gtest/gtest.h"
+#include "util/strings.h"
+
+namespace gpuplane::alloc {
+namespace {
+
+struct Instance {
+  std::string yaml;
+  int in_use_mask = 0;
+};
+
+std::string RandomDevice(std::mt19937& rng, int i, bool& consumes) {
+  auto pick = [&](std::initializer_list<const char*> xs) {
+    return *(xs.begin() + std::uniform_int_distribution<size_t>(0, xs.size() - 1)(rng));
+  };
+  auto chance = [&](double p) { return std::bernoulli_distribution(p)(rng); };
+  std::string d = util::Cat("  - name: d", i, "\n    attributes:\n      model: {string: \"",
+                            pick({"a", "b"}), "\"}\n      mem: {int: ", pick({"1", "2", "3"}),
+                            "}\n      group: {string: \"", pick({"x", "y"}), "\"}\n");
+  bool shareable = chance(0.15);
+  if (shareable) {
+    d += "    allowMultipleAllocations: true\n    capacity:\n      slots:\n        value: \"4\"\n";
+    if (chance(0.5)) {
+      d += chance(0.5)
+               ? "        requestPolicy: {default: \"1\", validValues: [\"1\", \"2\", \"4\"]}\n"
+               : "        requestPolicy: {default: \"2\", validRange: {min: \"1\", max: \"3\", "
+                 "step: \"2\"}}\n";
+    }
+  } else if (chance(0.3)) {
+    d += "    capacity:\n      slots: {value: \"2\"}\n";
+  }
+  if (chance(0.15)) d += "    taints: [{key: flaky, value: \"yes\", effect: NoSchedule}]\n";
+  consumes = chance(0.35);
+  if (consumes) {
+    d +=
+        util::Cat("    consumesCounters:\n    - counterSet: cs\n      counters: {units: {value: \"",
+                  pick({"1", "2"}), "\"}}\n");
+  }
+  return d;
+}
+
+std::string RandomRequest(std::mt19937& rng, int i) {
+  auto pick = [&](std::initializer_list<const char*> xs) {
+    return *(xs.begin() + std::uniform_int_distribution<size_t>(0, xs.size() - 1)(rng));
+  };
+  auto chance = [&](double p) { return std::bernoulli_distribution(p)(rng); };
+  auto fields = [&](const std::string& indent, bool allow_admin) {
+    std::string f = util::Cat(indent, "deviceClassName: ", pick({"any", "any", "model-a"}), "\n");
+    const char* sel = pick({"", "", "device.attributes['gpu.nvidia.com'].mem >= 2",
+                            "device.attributes['gpu.nvidia.com'].group == 'x'"});
+    if (*sel) util::Append(f, indent, "selectors: [{cel: {expression: \"", sel, "\"}}]\n");
+    if (chance(0.1)) {
+      util::Append(f, indent, "allocationMode: All\n");
+    } else {
+      util::Append(f, indent, "count: ", pick({"1", "1", "2"}), "\n");
+    }
+    if (allow_admin && chance(0.05)) util::Append(f, indent, "adminAccess: true\n");
+    if (chance(0.5)) util::Append(f, indent, "tolerations: [{key: flaky, operator: Exists}]\n");
+    if (chance(0.2))
+      util::Append(f, indent, "capacity: {requests: {slots: \"", pick({"1", "2"}), "\"}}\n");
+    return f;
+  };
+  if (chance(0.3)) {
+    return util::Cat("    - name: r", i, "\n      firstAvailable:\n      - name: s0\n",
+                     fields("        ", false), "      - name: s1\n", fields("        ", false));
+  }
+  return util::Cat("    - name: r", i, "\n      exactly:\n", fields("        ", true));
+}
+
+Instance RandomInstance(std::mt19937& rng) {
+  auto chance = [&](double p) { return std::bernoulli_distribution(p)(rng); };
+  int n = std::uniform_int_distribution<int>(2, 5)(rng);
+  std::string devices;
+  for (int i = 0; i < n; ++i) {
+    bool consumes = false;
+    devices += RandomDevice(rng, i, consumes);
+  }
+  Instance in;
+  in.yaml =
+      "apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata: {name: any}\nspec: {}\n---\n"
+      "apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata: {name: model-a}\nspec:\n"
+      "  selectors: [{cel: {expression: \"device.attributes['gpu.nvidia.com'].model == "
+      "'a'\"}}]\n---\n"
+      "apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {name: counters}\nspec:\n"
+      "  driver: gpu.nvidia.com\n  pool: {name: p, generation: 1, resourceSliceCount: 2}\n"
+      "  nodeName: node-1\n  sharedCounters:\n  - name: cs\n    counters: {units: {value: \"3\"}}\n"
+      "---\napiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {name: devices}\nspec:\n"
+      "  driver: gpu.nvidia.com\n  pool: {name: p, generation: 1, resourceSliceCount: 2}\n"
+      "  nodeName: node-1\n  devices:\n" +
+      devices;
+  int requests = std::uniform_int_distribution<int>(1, 3)(rng);
+  std::string claim =
+      "---\napiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: c, "
+      "namespace: t}\nspec:\n  devices:\n    requests:\n";
+  for (int i = 0; i < requests; ++i) claim += RandomRequest(rng, i);
+  if (chance(0.35)) {
+    claim += chance(0.5)
+                 ? "    constraints: [{matchAttribute: gpu.nvidia.com/group}]\n"
+                 : "    constraints: [{requests: [r0], distinctAttribute: gpu.nvidia.com/mem}]\n";
+  }
+  in.yaml += claim;
+  in.in_use_mask = std::uniform_int_distribution<int>(0, 31)(rng) &
+                   std::uniform_int_distribution<int>(0, 31)(rng);
+  return in;
+}
+
+// Every alternative and device subset for each request, checked by the verifier.
+bool BruteForce(const model::Inventory& inv, const model::AllocationState& state,
+                const CompiledClaim& claim, std::vector<Choice>& chosen, size_t request) {
+  if (request == claim.requests.size()) return Verify(inv, state, {&claim}, 0, chosen).empty();
+  const std::vector<model::DeviceId>& devices = inv.nodes()[0].devices;
+  size_t n = devices.size();
+  for (size_t a = 0; a < claim.requests[request].alternatives.size(); ++a) {
+    for (uint32_t mask = 1; mask < (1u << n); ++mask) {
+      size_t before = chosen.size();
+      for (size_t i = 0; i < n; ++i) {
+        if (mask & (1u << i)) chosen.push_back(Choice{0, request, a, devices[i], {}});
+      }
+      const Alternative& alt = claim.requests[request].alternatives[a];
+      bool size_ok = alt.all || static_cast<int64_t>(chosen.size() - before) == alt.count;
+      if (size_ok && BruteForce(inv, state, claim, chosen, request + 1)) return true;
+      chosen.resize(before);
+    }
+  }
+  return false;
+}
+
+TEST(AllocatorPropertyTest, AgreesWithBruteForceAndPassesTheVerifier) {
+  std::mt19937 rng(20261130);
+  int instances = 0, feasible = 0;
+  for (int iter = 0; iter < 10000; ++iter) {
+    Instance in = RandomInstance(rng);
+    api::Loader loader;
+    loader.AddText(in.yaml, "random.yaml", api::Format::kYaml);
+    api::LoadResult r = loader.Finish();
+    std::string errors;
+    for (const api::Diagnostic& d : r.diagnostics) errors += d.ToString() + "\n";
+    ASSERT_EQ(r.errors(), 0u) << errors << in.yaml;
+    model::Inventory inv = model::Inventory::Build(r.objects);
+    ASSERT_EQ(inv.nodes().size(), 1u);
+    model::AllocationState state(inv);
+    for (model::DeviceId d : inv.nodes()[0].devices) {
+      if ((in.in_use_mask & (1 << d)) && state.CountersFit(inv, d)) {
+        ASSERT_TRUE(state.Allocate(inv, d, {}).ok());
+      }
+    }
+    SelectorCache cache;
+    const auto& claim_obj = std::get<api::ResourceClaim>(r.objects.back().object);
+    absl::StatusOr<CompiledClaim> claim = CompileClaim("t", "c", claim_obj.spec, inv, cache);
+    ASSERT_TRUE(claim.ok()) << claim.status();
+    Allocator allocator(inv);
+    Outcome o = allocator.Allocate({&*claim}, 0, state);
+    std::vector<Choice> chosen;
+    bool brute = BruteForce(inv, state, *claim, chosen, 0);
+    ++instances;
+    feasible += brute ? 1 : 0;
+    ASSERT_EQ(o.allocated, brute) << "instance " << iter << "\n"
+                                  << in.yaml << "\nin use mask " << in.in_use_mask;
+    if (o.allocated) {
+      std::string problem = Verify(inv, state, {&*claim}, 0, o.choices);
+      ASSERT_EQ(problem, "") << "instance " << iter << "\n" << in.yaml;
+    }
+  }
+  std::printf("  %d instances, %d feasible, %d infeasible: zero disagreements\n", instances,
+              feasible, instances - feasible);
+  EXPECT_GT(feasible, 1000);
+  EXPECT_GT(instances - feasible, 1000);
+}
+
+}  // namespace
+}  // namespace gpuplane::alloc
