@@ -66,6 +66,18 @@ expect_output '^false$' "cel device selector on a T4" -- "$BIN" cel eval --devic
   --expr "device.capacity['gpu.nvidia.com'].memory.compareTo(quantity('40Gi')) >= 0"
 expect_output '^\[2, 4, 6\]$' "cel text output" -- "$BIN" cel eval --expr '[1, 2, 3].map(x, x * 2)'
 
+# allocate
+expect_output '^\{"claim":"team-a/h100-or-better-40gi-1","allocated":true,"node":"(h100|h200|b200)-0","results":\[\{"request":"gpu","driver":"gpu.nvidia.com"' \
+  "allocate json" -- "$BIN" allocate --objects examples/cluster --claims examples/workloads/h100-or-better-40gi.yaml -o json
+expect_exit 0 "allocate gang" -- "$BIN" allocate --objects examples/cluster --claims examples/workloads/eight-gpus-one-nvlink-domain.yaml examples/workloads/training-gang.yaml -o json
+expect_exit 1 "allocate on a node that cannot fit" -- "$BIN" allocate --objects examples/cluster --claims examples/workloads/h100-or-better-40gi.yaml --node t4-0 -o json
+expect_output '"allocated":false,"reasons":\[.*4 by the request selectors' "allocate reasons" -- \
+  "$BIN" allocate --objects examples/cluster --claims examples/workloads/h100-or-better-40gi.yaml --node t4-0 -o json
+expect_output '^\{"summary":\{"claims":1,"allocated":1,' "allocate summary" -- "$BIN" allocate --objects examples/cluster --claims examples/workloads/small-mig-else-medium-else-full.yaml -o json
+expect_output 'request: gpu/small' "allocate yaml status" -- "$BIN" allocate --objects examples/cluster --claims examples/workloads/small-mig-else-medium-else-full.yaml --node a100-80gb-mig-0
+expect_exit 2 "allocate unknown node" -- "$BIN" allocate --objects examples/cluster --claims examples/workloads/h100-or-better-40gi.yaml --node nope
+expect_exit 2 "allocate missing template" -- "$BIN" allocate --objects examples/cluster --claims examples/workloads/training-gang.yaml
+
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 "$BIN" generate cluster --mix "h100=3,a100-80gb+mig=2x4,t4=1x2" --format json >"$tmp/c.json"

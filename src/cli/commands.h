@@ -21,6 +21,7 @@ struct Command {
 Command AddValidateCommand(CLI::App& app);
 Command AddGenerateCommand(CLI::App& app);
 Command AddCelCommand(CLI::App& app);
+Command AddAllocateCommand(CLI::App& app);
 
 }  // namespace gpuplane::cli
 
