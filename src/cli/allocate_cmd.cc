@@ -1,17 +1,15 @@
 // `gpuplane allocate`: allocates the claims of a file, in order, against the objects of a
 // cluster (DeviceClasses, ResourceSlices, Nodes, already-allocated ResourceClaims), each
 // allocation committed before the next is tried.
-#include <chrono>
 #include <cstdio>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "alloc/allocator.h"
+#include "alloc/batch.h"
 #include "api/loader.h"
 #include "api/writer.h"
 #include "cli/commands.h"
-#include "model/allocation_state.h"
 #include "nlohmann/json.hpp"
 #include "util/strings.h"
 
@@ -25,76 +23,11 @@ struct AllocateOptions {
   std::string output = "yaml";
 };
 
-// One unit of allocation: a claim, or all claims of a pod (allocated together).
-struct Unit {
-  std::string label;  // for output: "ns/name" of the claim or "pod ns/name"
-  std::vector<api::ResourceClaim> claims;
-};
-
 bool PrintLoadErrors(const api::LoadResult& r) {
   for (const api::Diagnostic& d : r.diagnostics) {
     if (d.is_error()) std::fprintf(stderr, "%s\n", d.ToString().c_str());
   }
   return r.errors() > 0;
-}
-
-api::ResourceClaim FromTemplate(const api::ResourceClaimTemplate& t, const std::string& name,
-                                const std::string& ns) {
-  api::ResourceClaim c;
-  c.api_version = api::kResourceApiVersion;
-  c.kind = "ResourceClaim";
-  c.metadata = t.spec.metadata;
-  c.metadata.name = name;
-  c.metadata.namespace_name = ns.empty() ? t.metadata.namespace_name : ns;
-  c.spec = t.spec.spec;
-  return c;
-}
-
-std::vector<Unit> Units(const std::vector<api::SourcedObject>& objects, std::string& error) {
-  std::vector<Unit> units;
-  std::map<std::string, const api::ResourceClaimTemplate*> templates;
-  std::map<std::string, const api::ResourceClaim*> claims;
-  for (const api::SourcedObject& o : objects) {
-    if (const auto* t = std::get_if<api::ResourceClaimTemplate>(&o.object)) {
-      templates[t->metadata.namespace_name + "/" + t->metadata.name] = t;
-    } else if (const auto* c = std::get_if<api::ResourceClaim>(&o.object)) {
-      claims[c->metadata.namespace_name + "/" + c->metadata.name] = c;
-    }
-  }
-  std::map<std::string, int> uses;
-  for (const api::SourcedObject& o : objects) {
-    if (const auto* c = std::get_if<api::ResourceClaim>(&o.object)) {
-      units.push_back({c->metadata.namespace_name + "/" + c->metadata.name, {*c}});
-    } else if (const auto* t = std::get_if<api::ResourceClaimTemplate>(&o.object)) {
-      std::string name = util::Cat(t->metadata.name, "-", ++uses[t->metadata.name]);
-      units.push_back({t->metadata.namespace_name + "/" + name, {FromTemplate(*t, name, "")}});
-    } else if (const auto* p = std::get_if<api::Pod>(&o.object)) {
-      Unit u{"pod " + p->metadata.namespace_name + "/" + p->metadata.name, {}};
-      for (const api::PodResourceClaim& rc : p->spec.resource_claims) {
-        std::string ns = p->metadata.namespace_name;
-        if (rc.resource_claim_name) {
-          auto it = claims.find(ns + "/" + *rc.resource_claim_name);
-          if (it == claims.end()) {
-            error = util::Cat(o.file, ":", o.line, ": ", api::Label(o.object), ": claim \"",
-                              *rc.resource_claim_name, "\" is not in the claims file");
-            return {};
-          }
-          u.claims.push_back(*it->second);
-        } else {
-          auto it = templates.find(ns + "/" + rc.resource_claim_template_name.value_or(""));
-          if (it == templates.end()) {
-            error = util::Cat(
-                o.file, ":", o.line, ": ", api::Label(o.object), ": ResourceClaimTemplate \"",
-                rc.resource_claim_template_name.value_or(""), "\" is not in the claims file");
-            return {};
-          }
-          u.claims.push_back(FromTemplate(*it->second, p->metadata.name + "-" + rc.name, ns));
-        }
-      }
-      units.push_back(std::move(u));
-    }
-  }
-  return units;
 }
 
 nlohmann::ordered_json ResultsJson(const api::AllocationResult& a) {
@@ -132,114 +65,48 @@ int RunAllocate(const AllocateOptions& opt) {
       return kExitUsage;
     }
   }
-  api::LoadResult claim_objects = claims_loader.Finish();
-  if (PrintLoadErrors(objects) || PrintLoadErrors(claim_objects)) return kExitUsage;
-
-  auto start = std::chrono::steady_clock::now();
-  model::Inventory inv = model::Inventory::Build(objects.objects);
-  for (const std::string& w : inv.warnings()) std::fprintf(stderr, "warning: %s\n", w.c_str());
-  model::AllocationState state(inv);
-  for (const std::string& p : state.ApplyAllocatedClaims(inv, objects.objects)) {
-    std::fprintf(stderr, "warning: %s\n", p.c_str());
-  }
-  std::vector<model::NodeId> nodes;
-  if (!opt.node.empty()) {
-    std::optional<model::NodeId> n = inv.FindNode(opt.node);
-    if (!n) {
-      std::fprintf(stderr, "gpuplane allocate: --node %s: no such node among the objects\n",
-                   opt.node.c_str());
-      return kExitUsage;
-    }
-    nodes.push_back(*n);
-  } else {
-    for (model::NodeId n = 0; n < inv.nodes().size(); ++n) nodes.push_back(n);
-  }
-  std::string error;
-  std::vector<Unit> units = Units(claim_objects.objects, error);
-  if (!error.empty()) {
-    std::fprintf(stderr, "%s\n", error.c_str());
+  api::LoadResult work = claims_loader.Finish();
+  if (PrintLoadErrors(objects) || PrintLoadErrors(work)) return kExitUsage;
+  absl::StatusOr<alloc::BatchResult> batch = alloc::AllocateInOrder(
+      objects.objects, work.objects,
+      opt.node.empty() ? std::nullopt : std::optional<std::string>(opt.node));
+  if (!batch.ok()) {
+    std::fprintf(stderr, "gpuplane allocate: %s\n", std::string(batch.status().message()).c_str());
     return kExitUsage;
   }
-  alloc::SelectorCache cache;
-  alloc::Allocator allocator(inv, alloc::AllocatorOptions{.explain = !opt.node.empty()});
-  alloc::Allocator explainer(inv);
-  size_t claims_total = 0, claims_allocated = 0;
+  for (const std::string& w : batch->warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
+  size_t allocated = 0;
   std::string yaml;
-  for (Unit& u : units) {
-    std::vector<alloc::CompiledClaim> compiled;
-    std::string compile_error;
-    for (const api::ResourceClaim& c : u.claims) {
-      absl::StatusOr<alloc::CompiledClaim> cc =
-          alloc::CompileClaim(c.metadata.namespace_name, c.metadata.name, c.spec, inv, cache);
-      if (!cc.ok()) compile_error = std::string(cc.status().message());
-      if (cc.ok()) compiled.push_back(std::move(*cc));
-    }
-    std::vector<const alloc::CompiledClaim*> ptrs;
-    ptrs.reserve(compiled.size());
-    for (const alloc::CompiledClaim& c : compiled) ptrs.push_back(&c);
-    claims_total += u.claims.size();
-    alloc::Outcome outcome;
-    model::NodeId chosen = model::kNoId;
-    if (compile_error.empty()) {
-      for (model::NodeId n : nodes) {
-        outcome = allocator.Allocate(ptrs, n, state);
-        if (outcome.allocated) {
-          chosen = n;
-          break;
-        }
-      }
-    }
-    std::vector<std::string> reasons;
-    if (!compile_error.empty()) {
-      reasons.push_back(compile_error);
-    } else if (chosen == model::kNoId) {
-      reasons = opt.node.empty() && !nodes.empty()
-                    ? std::vector<std::string>{util::Cat("no node of ", nodes.size(),
-                                                         " fits; on the first node:")}
-                    : std::vector<std::string>{};
-      if (!nodes.empty()) {
-        alloc::Outcome why = explainer.Allocate(ptrs, nodes[0], state);
-        reasons.insert(reasons.end(), why.reasons.begin(), why.reasons.end());
-      }
-    } else {
-      absl::Status cs = allocator.Commit(outcome, ptrs, state);
-      if (!cs.ok()) reasons.push_back(std::string(cs.message()));
-      claims_allocated += u.claims.size();
-    }
-    for (size_t i = 0; i < u.claims.size(); ++i) {
-      api::ResourceClaim& c = u.claims[i];
-      std::string id = c.metadata.namespace_name + "/" + c.metadata.name;
-      if (chosen != model::kNoId) c.status.allocation = outcome.results[i];
-      if (opt.output == "json") {
-        nlohmann::ordered_json line = {{"claim", id}, {"allocated", chosen != model::kNoId}};
-        if (chosen != model::kNoId) {
-          line["node"] = inv.nodes()[chosen].name;
-          line["results"] = ResultsJson(outcome.results[i]);
-        } else {
-          line["reasons"] = reasons;
-        }
-        std::printf("%s\n", line.dump().c_str());
+  for (const alloc::ClaimOutcome& c : batch->claims) {
+    allocated += c.allocated ? 1 : 0;
+    std::string id = c.claim.metadata.namespace_name + "/" + c.claim.metadata.name;
+    if (opt.output == "json") {
+      nlohmann::ordered_json line = {{"claim", id}, {"allocated", c.allocated}};
+      if (c.allocated) {
+        line["node"] = c.node;
+        line["results"] = ResultsJson(*c.claim.status.allocation);
       } else {
-        yaml += "---\n";
-        if (chosen == model::kNoId) {
-          for (const std::string& r : reasons) yaml += "# " + r + "\n";
-        }
-        api::AppendYaml(yaml, api::EncodeObject(c));
+        line["reasons"] = c.reasons;
       }
+      std::printf("%s\n", line.dump().c_str());
+    } else {
+      yaml += "---\n";
+      for (const std::string& r : c.reasons) yaml += "# " + r + "\n";
+      api::AppendYaml(yaml, api::EncodeObject(c.claim));
     }
   }
-  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (opt.output == "json") {
-    nlohmann::ordered_json summary = {
-        {"summary",
-         {{"claims", claims_total}, {"allocated", claims_allocated}, {"seconds", seconds}}}};
+    nlohmann::ordered_json summary = {{"summary",
+                                       {{"claims", batch->claims.size()},
+                                        {"allocated", allocated},
+                                        {"seconds", batch->seconds}}}};
     std::printf("%s\n", summary.dump().c_str());
   } else {
     std::fputs(yaml.c_str(), stdout);
-    std::fprintf(stderr, "%zu of %zu claims allocated in %.3f s\n", claims_allocated, claims_total,
-                 seconds);
+    std::fprintf(stderr, "%zu of %zu claims allocated in %.3f s\n", allocated, batch->claims.size(),
+                 batch->seconds);
   }
-  return claims_allocated == claims_total ? kExitOk : kExitProblems;
+  return allocated == batch->claims.size() ? kExitOk : kExitProblems;
 }
 
 }  // namespace

@@ -1,0 +1,175 @@
+#include "alloc/batch.h"
+
+#include <chrono>
+#include <map>
+#include <set>
+
+#include "alloc/allocator.h"
+#include "model/allocation_state.h"
+#include "model/inventory.h"
+#include "util/strings.h"
+
+namespace gpuplane::alloc {
+namespace {
+
+// One unit of allocation: a claim, or all claims of a pod (allocated together).
+struct Unit {
+  std::string label;  // for output: "ns/name" of the claim or "pod ns/name"
+  std::vector<api::ResourceClaim> claims;
+};
+
+api::ResourceClaim FromTemplate(const api::ResourceClaimTemplate& t, const std::string& name,
+                                const std::string& ns) {
+  api::ResourceClaim c;
+  c.api_version = api::kResourceApiVersion;
+  c.kind = "ResourceClaim";
+  c.metadata = t.spec.metadata;
+  c.metadata.name = name;
+  c.metadata.namespace_name = ns.empty() ? t.metadata.namespace_name : ns;
+  c.spec = t.spec.spec;
+  return c;
+}
+
+absl::StatusOr<std::vector<Unit>> Units(const std::vector<api::SourcedObject>& objects) {
+  std::vector<Unit> units;
+  std::map<std::string, const api::ResourceClaimTemplate*> templates;
+  std::map<std::string, const api::ResourceClaim*> claims;
+  for (const api::SourcedObject& o : objects) {
+    if (const auto* t = std::get_if<api::ResourceClaimTemplate>(&o.object)) {
+      templates[t->metadata.namespace_name + "/" + t->metadata.name] = t;
+    } else if (const auto* c = std::get_if<api::ResourceClaim>(&o.object)) {
+      claims[c->metadata.namespace_name + "/" + c->metadata.name] = c;
+    }
+  }
+  // A template is instantiated once per Pod that uses it; one that no Pod uses counts as one
+  // use by itself.
+  std::set<std::string> used_by_pods;
+  for (const api::SourcedObject& o : objects) {
+    if (const auto* p = std::get_if<api::Pod>(&o.object)) {
+      for (const api::PodResourceClaim& rc : p->spec.resource_claims) {
+        if (rc.resource_claim_template_name) {
+          used_by_pods.insert(p->metadata.namespace_name + "/" + *rc.resource_claim_template_name);
+        }
+      }
+    }
+  }
+  std::map<std::string, int> uses;
+  for (const api::SourcedObject& o : objects) {
+    if (const auto* c = std::get_if<api::ResourceClaim>(&o.object)) {
+      units.push_back({c->metadata.namespace_name + "/" + c->metadata.name, {*c}});
+    } else if (const auto* t = std::get_if<api::ResourceClaimTemplate>(&o.object)) {
+      if (used_by_pods.contains(t->metadata.namespace_name + "/" + t->metadata.name)) continue;
+      std::string name = util::Cat(t->metadata.name, "-", ++uses[t->metadata.name]);
+      units.push_back({t->metadata.namespace_name + "/" + name, {FromTemplate(*t, name, "")}});
+    } else if (const auto* p = std::get_if<api::Pod>(&o.object)) {
+      Unit u{"pod " + p->metadata.namespace_name + "/" + p->metadata.name, {}};
+      for (const api::PodResourceClaim& rc : p->spec.resource_claims) {
+        std::string ns = p->metadata.namespace_name;
+        if (rc.resource_claim_name) {
+          auto it = claims.find(ns + "/" + *rc.resource_claim_name);
+          if (it == claims.end()) {
+            return absl::NotFoundError(util::Cat(o.file, ":", o.line, ": ", api::Label(o.object),
+                                                 ": claim \"", *rc.resource_claim_name,
+                                                 "\" is not in the claims file"));
+          }
+          u.claims.push_back(*it->second);
+        } else {
+          auto it = templates.find(ns + "/" + rc.resource_claim_template_name.value_or(""));
+          if (it == templates.end()) {
+            return absl::NotFoundError(util::Cat(
+                o.file, ":", o.line, ": ", api::Label(o.object), ": ResourceClaimTemplate \"",
+                rc.resource_claim_template_name.value_or(""), "\" is not in the claims file"));
+          }
+          u.claims.push_back(FromTemplate(*it->second, p->metadata.name + "-" + rc.name, ns));
+        }
+      }
+      units.push_back(std::move(u));
+    }
+  }
+  return units;
+}
+
+}  // namespace
+
+absl::StatusOr<BatchResult> AllocateInOrder(const std::vector<api::SourcedObject>& cluster,
+                                            const std::vector<api::SourcedObject>& work,
+                                            const std::optional<std::string>& node) {
+  auto start = std::chrono::steady_clock::now();
+  BatchResult out;
+  model::Inventory inv = model::Inventory::Build(cluster);
+  out.warnings = inv.warnings();
+  model::AllocationState state(inv);
+  for (const std::string& p : state.ApplyAllocatedClaims(inv, cluster)) out.warnings.push_back(p);
+  std::vector<model::NodeId> nodes;
+  if (node) {
+    std::optional<model::NodeId> n = inv.FindNode(*node);
+    if (!n) return absl::NotFoundError(util::Cat("node \"", *node, "\" is not among the objects"));
+    nodes.push_back(*n);
+  } else {
+    for (model::NodeId n = 0; n < inv.nodes().size(); ++n) nodes.push_back(n);
+  }
+  absl::StatusOr<std::vector<Unit>> parsed = Units(work);
+  if (!parsed.ok()) return parsed.status();
+  std::vector<Unit>& units = *parsed;
+  SelectorCache cache;
+  Allocator allocator(inv, AllocatorOptions{.explain = node.has_value()});
+  Allocator explainer(inv);
+  for (Unit& u : units) {
+    std::vector<CompiledClaim> compiled;
+    std::string compile_error;
+    for (const api::ResourceClaim& c : u.claims) {
+      absl::StatusOr<CompiledClaim> cc =
+          CompileClaim(c.metadata.namespace_name, c.metadata.name, c.spec, inv, cache);
+      if (!cc.ok()) {
+        compile_error = std::string(cc.status().message());
+      } else {
+        compiled.push_back(std::move(*cc));
+      }
+    }
+    std::vector<const CompiledClaim*> ptrs;
+    ptrs.reserve(compiled.size());
+    for (const CompiledClaim& c : compiled) ptrs.push_back(&c);
+    Outcome outcome;
+    model::NodeId chosen = model::kNoId;
+    if (compile_error.empty()) {
+      for (model::NodeId n : nodes) {
+        outcome = allocator.Allocate(ptrs, n, state);
+        if (outcome.allocated) {
+          chosen = n;
+          break;
+        }
+      }
+    }
+    std::vector<std::string> reasons;
+    if (!compile_error.empty()) {
+      reasons.push_back(compile_error);
+    } else if (chosen == model::kNoId) {
+      if (!node && !nodes.empty()) {
+        reasons.push_back(util::Cat("no node of ", nodes.size(), " fits; on the first node:"));
+      }
+      if (!nodes.empty()) {
+        Outcome why = explainer.Allocate(ptrs, nodes[0], state);
+        reasons.insert(reasons.end(), why.reasons.begin(), why.reasons.end());
+      }
+    } else {
+      absl::Status cs = allocator.Commit(outcome, ptrs, state);
+      if (!cs.ok()) return cs;
+    }
+    for (size_t i = 0; i < u.claims.size(); ++i) {
+      ClaimOutcome co;
+      co.claim = std::move(u.claims[i]);
+      co.allocated = chosen != model::kNoId;
+      if (co.allocated) {
+        co.claim.status.allocation = outcome.results[i];
+        co.node = inv.nodes()[chosen].name;
+      } else {
+        co.reasons = reasons;
+      }
+      out.claims.push_back(std::move(co));
+    }
+  }
+  out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return out;
+}
+
+}  // namespace gpuplane::alloc

@@ -1,0 +1,39 @@
+// Allocating a sequence of claims against a cluster, in order, each committed before the next
+// (what `gpuplane allocate` and the scenario tests do): ResourceClaims, Pods (their claims
+// allocated together; a template claim is named <pod>-<claim>) and ResourceClaimTemplates no
+// Pod uses (one claim each, named <template>-1). Not thread-safe.
+#ifndef GPUPLANE_ALLOC_BATCH_H_
+#define GPUPLANE_ALLOC_BATCH_H_
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "api/object.h"
+
+namespace gpuplane::alloc {
+
+struct ClaimOutcome {
+  api::ResourceClaim claim;  // with status.allocation when allocated
+  bool allocated = false;
+  std::string node;
+  std::vector<std::string> reasons;
+};
+
+struct BatchResult {
+  std::vector<ClaimOutcome> claims;
+  std::vector<std::string> warnings;  // inventory problems, unknown allocated devices
+  double seconds = 0;
+};
+
+// `cluster`: DeviceClasses, ResourceSlices, Nodes and allocated ResourceClaims. `work`: what
+// to allocate. `node`: only this node (and explain failures), else every node in order.
+// Errors: an unknown node, a Pod naming a claim or template that `work` lacks.
+absl::StatusOr<BatchResult> AllocateInOrder(const std::vector<api::SourcedObject>& cluster,
+                                            const std::vector<api::SourcedObject>& work,
+                                            const std::optional<std::string>& node);
+
+}  // namespace gpuplane::alloc
+
+#endif  // GPUPLANE_ALLOC_BATCH_H_
