@@ -38,7 +38,7 @@ void RunScenario(const std::filesystem::path& path) {
   std::string line;
   std::vector<std::string> expects, clusters;
   std::optional<std::string> node;
-  while (std::getline(in, line) && line.rfind("#", 0) == 0) {
+  while (std::getline(in, line) && line.rfind('#', 0) == 0) {
     auto value = [&](const std::string& key) { return line.substr(key.size()); };
     if (line.rfind("# expect: ", 0) == 0) expects.push_back(value("# expect: "));
     if (line.rfind("# cluster: ", 0) == 0) clusters.push_back(value("# cluster: "));
