@@ -134,10 +134,17 @@ bool BruteForce(const model::Inventory& inv, const model::AllocationState& state
   return false;
 }
 
+// The full 10,000 instances run in the release build; sanitizer builds check a sample.
+#ifdef GPUPLANE_SANITIZED
+constexpr int kInstances = 1500;
+#else
+constexpr int kInstances = 10000;
+#endif
+
 TEST(AllocatorPropertyTest, AgreesWithBruteForceAndPassesTheVerifier) {
   std::mt19937 rng(20261130);
   int instances = 0, feasible = 0;
-  for (int iter = 0; iter < 10000; ++iter) {
+  for (int iter = 0; iter < kInstances; ++iter) {
     Instance in = RandomInstance(rng);
     api::Loader loader;
     loader.AddText(in.yaml, "random.yaml", api::Format::kYaml);
@@ -172,8 +179,8 @@ TEST(AllocatorPropertyTest, AgreesWithBruteForceAndPassesTheVerifier) {
   }
   std::printf("  %d instances, %d feasible, %d infeasible: zero disagreements\n", instances,
               feasible, instances - feasible);
-  EXPECT_GT(feasible, 1000);
-  EXPECT_GT(instances - feasible, 1000);
+  EXPECT_GT(feasible, kInstances / 10);
+  EXPECT_GT(instances - feasible, kInstances / 10);
 }
 
 }  // namespace
