@@ -38,6 +38,14 @@ bool Tolerates(const std::vector<api::Toleration>& tolerations, const api::Taint
   return false;
 }
 
+// A requested capacity name ("memory" or "gpu.nvidia.com/memory") names the published one.
+bool SameCapacity(const std::string& requested, const std::string& published) {
+  if (requested == published) return true;
+  return requested.size() > published.size() &&
+         requested[requested.size() - published.size() - 1] == '/' &&
+         requested.ends_with(published);
+}
+
 enum class Reject : uint8_t { kNone, kClassSelector, kRequestSelector, kTainted };
 
 // Amount a request consumes from one capacity of a shareable device, rounded per the
@@ -159,7 +167,7 @@ class Search {
     for (const auto& [name, q] : alt.capacity) {
       bool found = false;
       for (const auto& [cap_name, cap] : dev.capacity) {
-        if (cap_name == name || name.ends_with("/" + cap_name)) found = true;
+        if (SameCapacity(name, cap_name)) found = true;
       }
       if (!found) return false;
     }
@@ -176,7 +184,7 @@ class Search {
     for (const auto& [cap_name, cap] : dev.capacity) {
       const api::Quantity* requested = nullptr;
       for (const auto& [name, q] : alt.capacity) {
-        if (cap_name == name || name.ends_with("/" + cap_name)) requested = &q;
+        if (SameCapacity(name, cap_name)) requested = &q;
       }
       if (!Shareable(d)) {
         if (requested != nullptr && cap.value < *requested) return std::nullopt;

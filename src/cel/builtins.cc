@@ -348,25 +348,11 @@ Value ToBool(const Value& v) {
   return NoOverload("bool", {v});
 }
 
-// Compiled regular expressions are cached: selectors reuse a handful of patterns.
-std::shared_ptr<const re2::RE2> Regex(const std::string& pattern) {
-  static std::mutex mu;
-  static auto* cache = new std::map<std::string, std::shared_ptr<const re2::RE2>>();
-  std::lock_guard<std::mutex> lock(mu);
-  auto it = cache->find(pattern);
-  if (it != cache->end()) return it->second;
-  re2::RE2::Options opts;
-  opts.set_log_errors(false);
-  auto re = std::make_shared<const re2::RE2>(pattern, opts);
-  if (cache->size() < 1000) (*cache)[pattern] = re;
-  return re;
-}
-
 Value Matches(const Value& s, const Value& pattern) {
   if (s.kind() != Kind::kString || pattern.kind() != Kind::kString) {
     return NoOverload("matches", {s, pattern});
   }
-  std::shared_ptr<const re2::RE2> re = Regex(pattern.str());
+  std::shared_ptr<const re2::RE2> re = CachedRegex(pattern.str());
   if (!re->ok()) return Value::Error("invalid regular expression: " + re->error());
   return Value::Bool(re2::RE2::PartialMatch(s.str(), *re));
 }
@@ -409,6 +395,20 @@ Value StringPredicate(std::string_view name, const Value& s, const Value& arg) {
 }
 
 }  // namespace
+
+// Compiled regular expressions are cached: selectors reuse a handful of patterns.
+std::shared_ptr<const re2::RE2> CachedRegex(const std::string& pattern) {
+  static std::mutex mu;
+  static auto* cache = new std::map<std::string, std::shared_ptr<const re2::RE2>>();
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = cache->find(pattern);
+  if (it != cache->end()) return it->second;
+  re2::RE2::Options opts;
+  opts.set_log_errors(false);
+  auto re = std::make_shared<const re2::RE2>(pattern, opts);
+  if (cache->size() < 1000) (*cache)[pattern] = re;
+  return re;
+}
 
 Value NoOverload(std::string_view name, std::initializer_list<Value> args) {
   return NoOverload(name, std::span<const Value>(args.begin(), args.size()));

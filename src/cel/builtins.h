@@ -4,10 +4,13 @@
 #define GPUPLANE_CEL_BUILTINS_H_
 
 #include <initializer_list>
+#include <memory>
 #include <span>
+#include <string>
 #include <string_view>
 
 #include "cel/value.h"
+#include "re2/re2.h"
 
 namespace gpuplane::cel {
 
@@ -30,6 +33,10 @@ int CompareNumbers(const Value& a, const Value& b);
 const Value* TypeDenotation(std::string_view name);
 
 Value NoOverload(std::string_view name, std::span<const Value> args);
+
+// Compiled RE2 for `pattern` (check ok()), cached: selectors reuse a handful of patterns.
+// Thread-safe.
+std::shared_ptr<const re2::RE2> CachedRegex(const std::string& pattern);
 Value NoOverload(std::string_view name, std::initializer_list<Value> args);
 
 }  // namespace gpuplane::cel

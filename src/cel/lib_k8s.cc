@@ -71,9 +71,8 @@ Value Find(std::span<const Value> a, bool all) {
   if (!IsStr(a[0]) || !IsStr(a[1]) || (a.size() == 3 && a[2].kind() != Kind::kInt)) {
     return ArgError(name, a);
   }
-  re2::RE2::Options opts;
-  opts.set_log_errors(false);
-  re2::RE2 re(a[1].str(), opts);
+  std::shared_ptr<const re2::RE2> compiled = CachedRegex(a[1].str());
+  const re2::RE2& re = *compiled;
   if (!re.ok()) return Value::Error("invalid regular expression: " + re.error());
   int64_t limit = a.size() == 3 ? a[2].int_value() : -1;
   re2::StringPiece input(a[0].str());

@@ -97,11 +97,7 @@ class Evaluator {
   // Fast path for constant lookups; anything unusual re-evaluates the original subtree so
   // errors, optionals and type checks behave exactly as the general evaluator's.
   const Value* Path(const Expr& e, Value& out) {
-    const Value* v = nullptr;
-    for (const Local* l = top_; l != nullptr && v == nullptr; l = l->prev) {
-      if (*l->name == e.name) v = &l->value;
-    }
-    if (v == nullptr) v = act_.Find(e.name);
+    const Value* v = Variable(e.name);
     if (v == nullptr) return Ref(*e.target, out);
     for (const std::string& step : e.path) {
       if (v->kind() != Kind::kMap) return Ref(*e.target, out);
@@ -117,11 +113,16 @@ class Evaluator {
     return v;
   }
 
-  const Value* Ident(const Expr& e, Value& out) {
+  // Comprehension variables shadow bindings.
+  const Value* Variable(const std::string& name) const {
     for (const Local* l = top_; l != nullptr; l = l->prev) {
-      if (*l->name == e.name) return &l->value;
+      if (*l->name == name) return &l->value;
     }
-    if (const Value* v = act_.Find(e.name)) return v;
+    return act_.Find(name);
+  }
+
+  const Value* Ident(const Expr& e, Value& out) {
+    if (const Value* v = Variable(e.name)) return v;
     if (const Value* t = TypeDenotation(e.name)) return t;
     return Set(out, Value::Error("no such attribute: " + e.name));
   }
