@@ -1,5 +1,6 @@
 #include "alloc/allocator.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <optional>
 
@@ -10,20 +11,6 @@ namespace gpuplane::alloc {
 namespace {
 
 using model::DeviceId;
-
-const api::DeviceAttribute* FindAttribute(const model::Inventory& inv, DeviceId d,
-                                          const std::string& qualified) {
-  const api::Device& dev = *inv.devices()[d].spec;
-  auto it = dev.attributes.find(qualified);
-  if (it != dev.attributes.end()) return &it->second;
-  size_t slash = qualified.find('/');
-  if (slash != std::string::npos &&
-      qualified.compare(0, slash, inv.pools()[inv.devices()[d].pool].driver) == 0) {
-    it = dev.attributes.find(qualified.substr(slash + 1));
-    if (it != dev.attributes.end()) return &it->second;
-  }
-  return nullptr;
-}
 
 bool Tolerates(const std::vector<api::Toleration>& tolerations, const api::Taint& taint) {
   if (taint.effect == "None") return true;  // informational only
@@ -81,19 +68,22 @@ class Search {
  public:
   Search(const model::Inventory& inv, const model::AllocationState& state,
          const std::vector<const CompiledClaim*>& claims, model::NodeId node,
-         const AllocatorOptions& options)
-      : inv_(inv), state_(state), claims_(claims), node_(node), options_(options) {
+         const AllocatorOptions& options, const Scorer& scorer)
+      : inv_(inv), state_(state), claims_(claims), node_(node), options_(options), scorer_(scorer) {
     for (size_t c = 0; c < claims.size(); ++c) {
       for (size_t r = 0; r < claims[c]->requests.size(); ++r) slots_.push_back({c, r});
     }
+    current_alt_.assign(slots_.size(), 0);
   }
 
   Outcome Run() {
     Outcome out;
-    out.allocated = Solve(0);
+    Solve(0);
+    out.allocated = found_ && !fatal_;
     out.steps = steps_;
     if (out.allocated) {
-      out.choices = chosen_;
+      chosen_ = best_;
+      out.choices = best_;
       BuildResults(out);
     } else if (options_.explain) {
       Explain(out);
@@ -223,14 +213,14 @@ class Search {
     const CompiledClaim& claim = *claims_[s.claim];
     for (const CompiledConstraint& c : claim.constraints) {
       if (!Applies(c, s.request, alt)) continue;
-      const api::DeviceAttribute* mine = FindAttribute(inv_, d, c.attribute);
+      const api::DeviceAttribute* mine = inv_.Attribute(d, c.attribute);
       if (mine == nullptr) return false;  // a device lacking the attribute violates it
       for (const Choice& ch : chosen_) {
         if (ch.claim != s.claim) continue;
         const Alternative& other =
             claims_[ch.claim]->requests[ch.request].alternatives[ch.alternative];
         if (!Applies(c, ch.request, other)) continue;
-        const api::DeviceAttribute* theirs = FindAttribute(inv_, ch.device, c.attribute);
+        const api::DeviceAttribute* theirs = inv_.Attribute(ch.device, c.attribute);
         if (theirs == nullptr) return false;
         if (c.distinct ? *mine == *theirs : !(*mine == *theirs)) return false;
       }
@@ -265,7 +255,8 @@ class Search {
         ++exclusive_[d];
       }
     }
-    chosen_.push_back(Choice{s.claim, s.request, alt_index, d, std::move(*consumed)});
+    chosen_.push_back(
+        Choice{s.claim, s.request, alt_index, d, std::move(*consumed), alt.admin_access});
     return true;
   }
 
@@ -288,22 +279,44 @@ class Search {
     }
   }
 
-  bool Stop() const { return fatal_.has_value() || exhausted_; }
+  // Whether to stop searching: a fatal error, the effort bound, or enough solutions scored.
+  bool Done() const {
+    return fatal_.has_value() || exhausted_ ||
+           (found_ && (solutions_ >= options_.max_solutions || steps_ >= score_deadline_));
+  }
 
-  bool Solve(size_t slot) {
-    if (slot == slots_.size()) {  // at most 32 results per claim
-      std::vector<size_t> per_claim(claims_.size(), 0);
-      for (const Choice& ch : chosen_) {
-        if (++per_claim[ch.claim] > 32) return false;
-      }
-      return true;
+  // A complete allocation: score it and keep the best. Returns Done().
+  bool Leaf() {
+    std::vector<size_t> per_claim(claims_.size(), 0);
+    for (const Choice& ch : chosen_) {  // at most 32 results per claim
+      if (++per_claim[ch.claim] > 32) return false;
     }
+    scorer_.Score(state_, chosen_, score_);
+    ++solutions_;
+    if (!found_) {
+      found_ = true;
+      fixed_alt_ = current_alt_;  // later solutions keep these firstAvailable choices
+      score_deadline_ = steps_ + options_.score_steps;
+      best_ = chosen_;
+      best_score_ = score_;
+    } else if (score_ < best_score_) {
+      best_ = chosen_;
+      best_score_ = score_;
+    }
+    return Done();
+  }
+
+  // Depth-first over the slot's alternatives; true means stop searching.
+  bool Solve(size_t slot) {
+    if (slot == slots_.size()) return Leaf();
     const Slot& s = slots_[slot];
     const CompiledRequest& req = claims_[s.claim]->requests[s.request];
-    for (size_t a = 0; a < req.alternatives.size() && !Stop(); ++a) {
+    for (size_t a = 0; a < req.alternatives.size(); ++a) {
+      if (found_ && a != fixed_alt_[slot]) continue;
+      current_alt_[slot] = a;
       const Alternative& alt = req.alternatives[a];
       const std::vector<DeviceId>& cands = Candidates(slot, a);
-      if (Stop()) return false;
+      if (Done()) return true;
       if (alt.all) {
         if (cands.empty()) continue;
         bool complete = true;
@@ -330,20 +343,105 @@ class Search {
     return false;
   }
 
+  // Chooses `remaining` more devices from cands[start..] in increasing order. After the
+  // subtree of one device is exhausted, devices interchangeable with it are skipped at this
+  // position: when neither is chosen yet, swapping the two maps any allocation using one to an
+  // equally valid, equally scored one using the other, which was already tried.
   bool Choose(size_t slot, size_t a, const std::vector<DeviceId>& cands, size_t start,
               int64_t remaining) {
     if (remaining == 0) return Solve(slot + 1);
+    std::vector<int32_t> exhausted_classes;
     for (size_t i = start; i + static_cast<size_t>(remaining) <= cands.size(); ++i) {
+      // Devices already chosen (admin access may choose one twice) are not interchangeable
+      // with the others.
+      bool fresh = options_.symmetry && !Chosen(cands[i]);
+      if (fresh && !exhausted_classes.empty() &&
+          std::find(exhausted_classes.begin(), exhausted_classes.end(), ClassOf(cands[i])) !=
+              exhausted_classes.end()) {
+        continue;
+      }
       if (++steps_ > options_.max_steps) {
         exhausted_ = true;
-        return false;
+        return true;
       }
       if (!Take(slot, a, cands[i])) continue;
       if (Choose(slot, a, cands, i + 1, remaining - 1)) return true;
       Untake();
-      if (Stop()) return false;
+      if (fresh) {
+        int32_t cls = ClassOf(cands[i]);
+        if (cls >= 0) exhausted_classes.push_back(cls);
+      }
     }
     return false;
+  }
+
+  bool Chosen(DeviceId d) const {
+    for (const Choice& ch : chosen_) {
+      if (ch.device == d) return true;
+    }
+    return false;
+  }
+
+  // Interchangeability class of a node device: -1 for a device with no peer. Computed on
+  // first use (only searches that backtrack pay for it). Two devices are interchangeable when
+  // every static filter of every alternative treats them alike (selector results including
+  // errors, taints), both are exclusive devices without counters, equally in use, with equal
+  // capacity, and equal in every attribute a constraint or the scorer reads.
+  int32_t ClassOf(DeviceId d) {
+    if (!classes_ready_) ComputeClasses();
+    const std::vector<DeviceId>& devs = inv_.nodes()[node_].devices;
+    size_t pos = std::lower_bound(devs.begin(), devs.end(), d) - devs.begin();
+    return class_[pos];
+  }
+
+  void ComputeClasses() {
+    classes_ready_ = true;
+    const std::vector<DeviceId>& devs = inv_.nodes()[node_].devices;
+    std::vector<std::string> attrs = scorer_.attributes();
+    for (const CompiledClaim* c : claims_) {
+      for (const CompiledConstraint& k : c->constraints) attrs.push_back(k.attribute);
+    }
+    std::map<std::string, std::vector<size_t>> groups;
+    for (size_t pos = 0; pos < devs.size(); ++pos) {
+      DeviceId d = devs[pos];
+      if (Shareable(d) || !inv_.devices()[d].consumes.empty()) continue;
+      std::string key = state_.in_use(d) ? "u" : "f";
+      for (size_t slot = 0; slot < slots_.size(); ++slot) {
+        const CompiledRequest& req = claims_[slots_[slot].claim]->requests[slots_[slot].request];
+        for (const Alternative& alt : req.alternatives) key.push_back(StaticCode(alt, d));
+      }
+      for (const auto& [name, cap] : inv_.devices()[d].spec->capacity) {
+        util::Append(key, "|", name, "=", cap.value.String());
+      }
+      for (const std::string& attr : attrs) {
+        const api::DeviceAttribute* v = inv_.Attribute(d, attr);
+        util::Append(key, "|", v == nullptr ? "-" : model::AttributeKey(*v));
+      }
+      groups[key].push_back(pos);
+    }
+    class_.assign(devs.size(), -1);
+    int32_t next = 0;
+    for (const auto& [key, members] : groups) {
+      if (members.size() < 2) continue;
+      for (size_t pos : members) class_[pos] = next;
+      ++next;
+    }
+  }
+
+  // How an alternative's static filters treat a device, without recording CEL errors (the
+  // search reports those only when it actually needs the device): 'y', 'n' or 'e'.
+  char StaticCode(const Alternative& alt, DeviceId d) const {
+    const model::DeviceInfo& info = inv_.devices()[d];
+    cel::DeviceActivation act(info.cel_value);
+    for (const Selector& s : alt.selectors) {
+      cel::Value v = s.program.Evaluate(act);
+      if (v.is_error() || v.kind() != cel::Kind::kBool) return 'e';
+      if (!v.bool_value()) return 'n';
+    }
+    for (const api::Taint& t : info.spec->taints) {
+      if (!Tolerates(alt.tolerations, t)) return 'n';
+    }
+    return 'y';
   }
 
   void BuildResults(Outcome& out) const {
@@ -477,9 +575,26 @@ class Search {
   std::optional<std::string> fatal_;
   bool exhausted_ = false;
   int64_t steps_ = 0;
+  // Scoring.
+  const Scorer& scorer_;
+  std::vector<size_t> current_alt_;  // per slot, the alternative being tried
+  std::vector<size_t> fixed_alt_;    // per slot, the first solution's alternative
+  bool found_ = false;
+  int solutions_ = 0;
+  int64_t score_deadline_ = 0;
+  std::vector<Choice> best_;
+  std::vector<int64_t> best_score_, score_;
+  // Symmetry.
+  bool classes_ready_ = false;
+  std::vector<int32_t> class_;  // parallel to the node's devices
 };
 
 }  // namespace
+
+Allocator::Allocator(const model::Inventory& inventory, AllocatorOptions options)
+    : inventory_(inventory), options_(options) {
+  if (options_.scorer == nullptr) default_scorer_ = std::make_unique<DefaultScorer>(inventory);
+}
 
 Outcome Allocator::Allocate(const std::vector<const CompiledClaim*>& claims, model::NodeId node,
                             const model::AllocationState& state) const {
@@ -488,7 +603,9 @@ Outcome Allocator::Allocate(const std::vector<const CompiledClaim*>& claims, mod
     out.reasons.push_back(util::Cat("node id ", node, " is not in the inventory"));
     return out;
   }
-  return Search(inventory_, state, claims, node, options_).Run();
+  return Search(inventory_, state, claims, node, options_,
+                options_.scorer != nullptr ? *options_.scorer : *default_scorer_)
+      .Run();
 }
 
 absl::Status Allocator::Commit(const Outcome& outcome,

@@ -9,23 +9,17 @@
 #define GPUPLANE_ALLOC_ALLOCATOR_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "alloc/request.h"
+#include "alloc/scorer.h"
 #include "api/resource_types.h"
 #include "model/allocation_state.h"
 #include "model/inventory.h"
 
 namespace gpuplane::alloc {
-
-struct Choice {
-  size_t claim;
-  size_t request;
-  size_t alternative;
-  model::DeviceId device;
-  std::map<std::string, api::Quantity> consumed;  // shareable devices
-};
 
 struct Outcome {
   bool allocated = false;
@@ -38,12 +32,20 @@ struct Outcome {
 struct AllocatorOptions {
   int64_t max_steps = 1'000'000;  // bound on candidate devices tried per pod and node
   bool explain = true;            // compute per-request reasons when nothing fits
+  // Scoring: after the first feasible allocation (which fixes the firstAvailable choices),
+  // up to `max_solutions` feasible allocations, or `score_steps` more steps, are compared by
+  // the scorer; null means a DefaultScorer over the inventory. Borrowed.
+  const Scorer* scorer = nullptr;
+  int max_solutions = 64;
+  int64_t score_steps = 4096;
+  // Interchangeable devices (equal in everything the rules and the scorer read) are tried
+  // once per position; off only to test that this never loses an allocation.
+  bool symmetry = true;
 };
 
 class Allocator {
  public:
-  explicit Allocator(const model::Inventory& inventory, AllocatorOptions options = {})
-      : inventory_(inventory), options_(options) {}
+  explicit Allocator(const model::Inventory& inventory, AllocatorOptions options = {});
 
   Outcome Allocate(const std::vector<const CompiledClaim*>& claims, model::NodeId node,
                    const model::AllocationState& state) const;
@@ -55,6 +57,7 @@ class Allocator {
  private:
   const model::Inventory& inventory_;
   AllocatorOptions options_;
+  std::unique_ptr<DefaultScorer> default_scorer_;  // when options_.scorer is null
 };
 
 }  // namespace gpuplane::alloc

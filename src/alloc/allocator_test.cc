@@ -267,5 +267,72 @@ TEST(AllocatorTest, UnsatisfiableEightGpuClaimFailsFastOnAThousandNodes) {
   EXPECT_LT(seconds, 5.0);  // generous for sanitizer builds; see docs/PERFORMANCE.md
 }
 
+// 24 of 32 identical GPUs plus a NIC that must share their NVLink domain, which it does not:
+// the failure shows only after all GPUs are chosen, so trying device combinations one by one
+// would take C(32,24) = 10.5 million of them. Interchangeable GPUs are one choice.
+TEST(AllocatorTest, InterchangeableDevicesAreOneChoice) {
+  std::string yaml =
+      "apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata: {name: gpu}\nspec:\n"
+      "  selectors: [{cel: {expression: \"device.attributes['x.example.com'].kind == 'gpu'\"}}]\n"
+      "---\napiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata: {name: nic}\nspec:\n"
+      "  selectors: [{cel: {expression: \"device.attributes['x.example.com'].kind == 'nic'\"}}]\n"
+      "---\napiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {name: s}\nspec:\n"
+      "  driver: x.example.com\n  pool: {name: node-1, generation: 1, resourceSliceCount: 1}\n"
+      "  nodeName: node-1\n  devices:\n"
+      "  - {name: nic, attributes: {kind: {string: nic}, domain: {string: b}}}\n";
+  for (int i = 0; i < 32; ++i) {
+    yaml += "  - {name: gpu-" + std::to_string(i) +
+            ", attributes: {kind: {string: gpu}, domain: {string: a}}}\n";
+  }
+  api::Loader loader;
+  loader.AddText(yaml, "t.yaml", api::Format::kYaml);
+  api::LoadResult r = loader.Finish();
+  for (const api::Diagnostic& d : r.diagnostics) ADD_FAILURE() << d.ToString();
+  model::Inventory inv = model::Inventory::Build(r.objects);
+  model::AllocationState state(inv);
+  SelectorCache cache;
+  api::ResourceClaimSpec spec = SpecFromYaml(
+      "  devices:\n    requests:\n    - {name: g, exactly: {deviceClassName: gpu, count: 24}}\n"
+      "    - {name: nic, exactly: {deviceClassName: nic}}\n"
+      "    constraints: [{matchAttribute: x.example.com/domain}]\n");
+  CompiledClaim claim = *CompileClaim("t", "c", spec, inv, cache);
+  Allocator allocator(inv);
+  Outcome o = allocator.Allocate({&claim}, 0, state);
+  EXPECT_FALSE(o.allocated);
+  EXPECT_LT(o.steps, 100) << "symmetric devices were tried one by one";
+  Allocator naive(inv, AllocatorOptions{.max_steps = 200000, .symmetry = false});
+  Outcome slow = naive.Allocate({&claim}, 0, state);
+  EXPECT_FALSE(slow.allocated);
+  EXPECT_GT(slow.steps, 200000) << "the naive search should hit its effort bound";
+  ASSERT_FALSE(slow.reasons.empty());
+  EXPECT_NE(slow.reasons[0].find("search effort exhausted"), std::string::npos) << slow.reasons[0];
+}
+
+// The default scorer keeps whole islands free: a 1-GPU claim goes next to a used GPU, and a
+// 2-GPU claim stays within one PCIe root.
+TEST_F(ExampleCluster, ScoringPacksIslands) {
+  CompiledClaim one = Compile(SpecFromYaml(
+      "  devices:\n    requests:\n    - {name: g, exactly: {deviceClassName: gpu.nvidia.com}}\n"));
+  Outcome first = Try(one, "h100-0");
+  ASSERT_TRUE(first.allocated);
+  EXPECT_EQ(first.results[0].devices.results[0].device, "gpu-0");
+  Outcome second = Try(one, "h100-0");
+  ASSERT_TRUE(second.allocated);
+  EXPECT_EQ(second.results[0].devices.results[0].device, "gpu-1");  // gpu-0's PCIe root
+  Outcome third = Try(one, "h100-0");
+  ASSERT_TRUE(third.allocated);
+  CompiledClaim two = Compile(SpecFromYaml(
+      "  devices:\n    requests:\n    - {name: g, exactly: {deviceClassName: gpu.nvidia.com, "
+      "count: 2}}\n"));
+  Outcome pair = Try(two, "h100-0");
+  ASSERT_TRUE(pair.allocated);
+  // gpu-2 is taken, so gpu-3 (alone on its root) would split a pair; gpu-4 and gpu-5 share one.
+  EXPECT_EQ(pair.results[0].devices.results[0].device, "gpu-4");
+  EXPECT_EQ(pair.results[0].devices.results[1].device, "gpu-5");
+  Outcome fourth = Try(one, "h100-0");
+  ASSERT_TRUE(fourth.allocated);
+  EXPECT_EQ(fourth.results[0].devices.results[0].device, "gpu-3");  // completes gpu-2's root
+}
+
 }  // namespace
 }  // namespace gpuplane::alloc

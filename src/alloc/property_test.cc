@@ -1,7 +1,11 @@
 // Property test: on 10,000 random small instances the allocator finds an allocation exactly
-// when a brute-force enumerator does, and every allocation it returns passes the independent
-// verifier. The enumerator tries every alternative of every request and every device subset,
-// and asks the verifier; it shares no code with the search.
+// when a brute-force enumerator does, every allocation it returns passes the independent
+// verifier, it keeps the first feasible firstAvailable choices, and (for claims of up to two
+// requests) with an unbounded effort, with or without symmetry breaking, it reaches the best
+// score the enumerator finds. The enumerator tries every alternative of every request and every
+// device subset, and asks the verifier; it shares no code with the search.
+#include <bit>
+#include <optional>
 #include <random>
 
 #include "alloc/allocator.h"
@@ -120,18 +124,48 @@ bool BruteForce(const model::Inventory& inv, const model::AllocationState& state
   const std::vector<model::DeviceId>& devices = inv.nodes()[0].devices;
   size_t n = devices.size();
   for (size_t a = 0; a < claim.requests[request].alternatives.size(); ++a) {
+    const Alternative& alt = claim.requests[request].alternatives[a];
     for (uint32_t mask = 1; mask < (1u << n); ++mask) {
       size_t before = chosen.size();
       for (size_t i = 0; i < n; ++i) {
-        if (mask & (1u << i)) chosen.push_back(Choice{0, request, a, devices[i], {}});
+        if (mask & (1u << i)) {
+          chosen.push_back(Choice{0, request, a, devices[i], {}, alt.admin_access});
+        }
       }
-      const Alternative& alt = claim.requests[request].alternatives[a];
       bool size_ok = alt.all || static_cast<int64_t>(chosen.size() - before) == alt.count;
       if (size_ok && BruteForce(inv, state, claim, chosen, request + 1)) return true;
       chosen.resize(before);
     }
   }
   return false;
+}
+
+// The lowest score over every valid allocation that uses the given alternatives.
+void BestScore(const model::Inventory& inv, const model::AllocationState& state,
+               const CompiledClaim& claim, const Scorer& scorer,
+               const std::vector<size_t>& alternatives, std::vector<Choice>& chosen, size_t request,
+               std::optional<std::vector<int64_t>>& best) {
+  if (request == claim.requests.size()) {
+    if (!Verify(inv, state, {&claim}, 0, chosen).empty()) return;
+    std::vector<int64_t> score;
+    scorer.Score(state, chosen, score);
+    if (!best || score < *best) best = score;
+    return;
+  }
+  const std::vector<model::DeviceId>& devices = inv.nodes()[0].devices;
+  size_t n = devices.size();
+  size_t a = alternatives[request];
+  const Alternative& alt = claim.requests[request].alternatives[a];
+  for (uint32_t mask = 1; mask < (1u << n); ++mask) {
+    if (!alt.all && std::popcount(mask) != alt.count) continue;
+    size_t before = chosen.size();
+    for (size_t i = 0; i < n; ++i) {
+      if (mask & (1u << i))
+        chosen.push_back(Choice{0, request, a, devices[i], {}, alt.admin_access});
+    }
+    BestScore(inv, state, claim, scorer, alternatives, chosen, request + 1, best);
+    chosen.resize(before);
+  }
 }
 
 // The full 10,000 instances run in the release build; sanitizer builds check a sample.
@@ -143,7 +177,7 @@ constexpr int kInstances = 10000;
 
 TEST(AllocatorPropertyTest, AgreesWithBruteForceAndPassesTheVerifier) {
   std::mt19937 rng(20261130);
-  int instances = 0, feasible = 0;
+  int instances = 0, feasible = 0, scored = 0;
   for (int iter = 0; iter < kInstances; ++iter) {
     Instance in = RandomInstance(rng);
     api::Loader loader;
@@ -164,7 +198,15 @@ TEST(AllocatorPropertyTest, AgreesWithBruteForceAndPassesTheVerifier) {
     const auto& claim_obj = std::get<api::ResourceClaim>(r.objects.back().object);
     absl::StatusOr<CompiledClaim> claim = CompileClaim("t", "c", claim_obj.spec, inv, cache);
     ASSERT_TRUE(claim.ok()) << claim.status();
-    Allocator allocator(inv);
+    // Islands on an attribute constraints also read, so symmetry must respect both.
+    DefaultScorer scorer(inv, {"gpu.nvidia.com/group"});
+    Allocator allocator(inv, AllocatorOptions{.scorer = &scorer});
+    Allocator exhaustive(inv, AllocatorOptions{.scorer = &scorer,
+                                               .max_solutions = 1 << 30,
+                                               .score_steps = 1 << 30,
+                                               .symmetry = false});
+    Allocator exhaustive_symmetric(
+        inv, AllocatorOptions{.scorer = &scorer, .max_solutions = 1 << 30, .score_steps = 1 << 30});
     Outcome o = allocator.Allocate({&*claim}, 0, state);
     std::vector<Choice> chosen;
     bool brute = BruteForce(inv, state, *claim, chosen, 0);
@@ -172,13 +214,35 @@ TEST(AllocatorPropertyTest, AgreesWithBruteForceAndPassesTheVerifier) {
     feasible += brute ? 1 : 0;
     ASSERT_EQ(o.allocated, brute) << "instance " << iter << "\n"
                                   << in.yaml << "\nin use mask " << in.in_use_mask;
-    if (o.allocated) {
-      std::string problem = Verify(inv, state, {&*claim}, 0, o.choices);
-      ASSERT_EQ(problem, "") << "instance " << iter << "\n" << in.yaml;
+    if (!o.allocated) continue;
+    std::string problem = Verify(inv, state, {&*claim}, 0, o.choices);
+    ASSERT_EQ(problem, "") << "instance " << iter << "\n" << in.yaml;
+    // Scoring: the first feasible alternatives are kept, and with an unbounded effort the
+    // search, with and without symmetry breaking, reaches the brute-force best score.
+    std::vector<size_t> alternatives(claim->requests.size());
+    for (const Choice& ch : chosen) alternatives[ch.request] = ch.alternative;
+    for (const Choice& ch : o.choices) {
+      ASSERT_EQ(ch.alternative, alternatives[ch.request]) << "instance " << iter << "\n" << in.yaml;
     }
+    if (claim->requests.size() > 2) continue;  // keeps the enumeration affordable
+    std::optional<std::vector<int64_t>> best;
+    std::vector<Choice> scratch;
+    BestScore(inv, state, *claim, scorer, alternatives, scratch, 0, best);
+    ASSERT_TRUE(best.has_value());
+    for (const Allocator* a : {&exhaustive, &exhaustive_symmetric}) {
+      Outcome full = a->Allocate({&*claim}, 0, state);
+      ASSERT_TRUE(full.allocated);
+      std::vector<int64_t> score;
+      scorer.Score(state, full.choices, score);
+      ASSERT_EQ(score, *best) << "instance " << iter
+                              << (a == &exhaustive ? " (no symmetry)" : " (symmetry)") << "\n"
+                              << in.yaml;
+    }
+    ++scored;
   }
-  std::printf("  %d instances, %d feasible, %d infeasible: zero disagreements\n", instances,
-              feasible, instances - feasible);
+  std::printf(
+      "  %d instances, %d feasible, %d infeasible: zero disagreements; %d best scores match\n",
+      instances, feasible, instances - feasible, scored);
   EXPECT_GT(feasible, kInstances / 10);
   EXPECT_GT(instances - feasible, kInstances / 10);
 }

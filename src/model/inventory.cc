@@ -117,6 +117,13 @@ Inventory Inventory::Build(const std::vector<api::SourcedObject>& objects) {
     }
     inv.pools_.push_back(std::move(pool));
   }
+  inv.counter_set_devices_.resize(inv.counter_sets_.size());
+  for (DeviceId id = 0; id < inv.devices_.size(); ++id) {
+    for (const CounterUse& use : inv.devices_[id].consumes) {
+      std::vector<DeviceId>& list = inv.counter_set_devices_[use.set];
+      if (list.empty() || list.back() != id) list.push_back(id);
+    }
+  }
   // Reachability: node-local devices, then selector-based and all-node devices.
   for (DeviceId id = 0; id < inv.devices_.size(); ++id) {
     const DeviceInfo& d = inv.devices_[id];
@@ -137,6 +144,27 @@ Inventory Inventory::Build(const std::vector<api::SourcedObject>& objects) {
     }
   }
   return inv;
+}
+
+std::string AttributeKey(const api::DeviceAttribute& a) {
+  if (a.int_value) return util::Cat("i", *a.int_value);
+  if (a.bool_value) return *a.bool_value ? "b1" : "b0";
+  if (a.string_value) return util::Cat("s", *a.string_value);
+  if (a.version_value) return util::Cat("v", *a.version_value);
+  return "-";
+}
+
+const api::DeviceAttribute* Inventory::Attribute(DeviceId d, const std::string& qualified) const {
+  const api::Device& dev = *devices_[d].spec;
+  auto it = dev.attributes.find(qualified);
+  if (it != dev.attributes.end()) return &it->second;
+  size_t slash = qualified.find('/');
+  if (slash != std::string::npos &&
+      qualified.compare(0, slash, pools_[devices_[d].pool].driver) == 0) {
+    it = dev.attributes.find(qualified.substr(slash + 1));
+    if (it != dev.attributes.end()) return &it->second;
+  }
+  return nullptr;
 }
 
 std::optional<NodeId> Inventory::FindNode(const std::string& name) const {

@@ -63,6 +63,9 @@ struct NodeInfo {
   std::vector<DeviceId> devices;  // every device this node can reach, ascending
 };
 
+// A compact string that identifies an attribute value (type and value), for hashing and maps.
+std::string AttributeKey(const api::DeviceAttribute& a);
+
 class Inventory {
  public:
   // Problems that make devices unusable (for example a counter set a device consumes is not
@@ -79,6 +82,14 @@ class Inventory {
   const std::vector<DeviceInfo>& devices() const { return devices_; }
   const std::vector<CounterSetInfo>& counter_sets() const { return counter_sets_; }
   const std::vector<std::string>& warnings() const { return warnings_; }
+  // Devices that consume each counter set, ascending (parallel to counter_sets()).
+  const std::vector<std::vector<DeviceId>>& counter_set_devices() const {
+    return counter_set_devices_;
+  }
+
+  // A device's attribute by qualified name ("gpu.nvidia.com/index"); an unqualified published
+  // name counts as qualified by the device's driver. Null when absent.
+  const api::DeviceAttribute* Attribute(DeviceId d, const std::string& qualified) const;
 
   std::optional<NodeId> FindNode(const std::string& name) const;
   const api::DeviceClass* FindClass(const std::string& name) const;
@@ -96,6 +107,7 @@ class Inventory {
   std::vector<PoolInfo> pools_;
   std::vector<DeviceInfo> devices_;
   std::vector<CounterSetInfo> counter_sets_;
+  std::vector<std::vector<DeviceId>> counter_set_devices_;
   std::map<std::string, NodeId, std::less<>> node_index_;
   std::map<std::string, DeviceId, std::less<>> device_index_;  // "driver/pool/device"
   std::vector<std::string> warnings_;

@@ -1,0 +1,79 @@
+// Scoring of feasible allocations. The allocator enumerates feasible allocations of one pod's
+// claims on a node (within a bounded effort, with earlier firstAvailable subrequests always
+// preferred) and keeps the one with the lowest score. A Scorer is pluggable; DefaultScorer
+// prefers, in this order:
+//   1. multi-device pods on as few islands as possible (NVLink domain, then PCIe root);
+//   2. partitionable (MIG) placements that keep the largest profiles of the touched GPUs
+//      placeable, then the most placements;
+//   3. shareable devices that already serve someone over empty ones;
+//   4. devices in the islands with the fewest free devices left (best fit), so whole islands
+//      stay free for large requests.
+#ifndef GPUPLANE_ALLOC_SCORER_H_
+#define GPUPLANE_ALLOC_SCORER_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "api/quantity.h"
+#include "model/allocation_state.h"
+#include "model/inventory.h"
+
+namespace gpuplane::alloc {
+
+// One device chosen for one request (alternative) of one claim.
+struct Choice {
+  size_t claim;
+  size_t request;
+  size_t alternative;
+  model::DeviceId device;
+  std::map<std::string, api::Quantity> consumed;  // shareable devices
+  bool admin_access = false;
+};
+
+class Scorer {
+ public:
+  virtual ~Scorer() = default;
+  // Qualified attribute names the score reads. The allocator treats two devices as
+  // interchangeable only when they agree on these (and on everything feasibility reads).
+  virtual const std::vector<std::string>& attributes() const = 0;
+  // Writes the score of a complete allocation (`choices`, on top of `state`) to `out`:
+  // lower is better, compared lexicographically.
+  virtual void Score(const model::AllocationState& state, const std::vector<Choice>& choices,
+                     std::vector<int64_t>& out) const = 0;
+};
+
+class DefaultScorer : public Scorer {
+ public:
+  // Island attributes, most important first.
+  static std::vector<std::string> DefaultIslands() {
+    return {"gpu.nvidia.com/nvlinkDomain", "resource.kubernetes.io/pcieRoot"};
+  }
+  explicit DefaultScorer(const model::Inventory& inventory,
+                         std::vector<std::string> island_attributes = DefaultIslands());
+
+  const std::vector<std::string>& attributes() const override { return attributes_; }
+  void Score(const model::AllocationState& state, const std::vector<Choice>& choices,
+             std::vector<int64_t>& out) const override;
+
+ private:
+  bool Shareable(model::DeviceId d) const {
+    return inv_.devices()[d].spec->allow_multiple_allocations.value_or(false);
+  }
+  // Largest size and number of devices on `set` that still fit with `used` counters.
+  std::pair<int64_t, int64_t> Placeable(const model::AllocationState& state,
+                                        const std::vector<Choice>& choices, model::CounterSetId set,
+                                        const std::vector<api::Quantity>& used) const;
+
+  const model::Inventory& inv_;
+  std::vector<std::string> attributes_;
+  std::vector<std::vector<int32_t>> island_;  // [attribute][device] -> island id or -1
+  // [attribute][island] -> devices without counters in it (the ones packing counts)
+  std::vector<std::vector<std::vector<model::DeviceId>>> members_;
+  std::vector<int64_t> size_;  // per device: share of its counter set it consumes, in ppm
+};
+
+}  // namespace gpuplane::alloc
+
+#endif  // GPUPLANE_ALLOC_SCORER_H_
