@@ -49,7 +49,8 @@ const char kOneH100[] =
 const char kMigFirstAvailable[] =
     "    requests:\n    - name: gpu\n      firstAvailable:\n      - name: small\n"
     "        deviceClassName: mig.nvidia.com\n        selectors:\n"
-    "        - cel: {expression: \"device.attributes['gpu.nvidia.com'].profile.startsWith('1g.')\"}\n"
+    "        - cel: {expression: "
+    "\"device.attributes['gpu.nvidia.com'].profile.startsWith('1g.')\"}\n"
     "      - name: medium\n        deviceClassName: mig.nvidia.com\n        selectors:\n"
     "        - cel: {expression: \"device.attributes['gpu.nvidia.com'].profile.startsWith('2g.') "
     "|| device.attributes['gpu.nvidia.com'].profile.startsWith('3g.')\"}\n"
@@ -61,8 +62,8 @@ void BM_FillOneGpuPerClaim(benchmark::State& bs) {
   model::Inventory inv = BuildCluster("h100=" + std::to_string(nodes));
   api::ResourceClaimSpec spec = Spec(kOneH100);
   // Second argument 0: first fit (no scoring), the baseline for what scoring costs.
-  Allocator allocator(inv, AllocatorOptions{.explain = false,
-                                            .max_solutions = bs.range(1) != 0 ? 64 : 1});
+  Allocator allocator(
+      inv, AllocatorOptions{.explain = false, .max_solutions = bs.range(1) != 0 ? 64 : 1});
   int64_t claims = 0;
   for (auto _ : bs) {
     bs.PauseTiming();
@@ -93,8 +94,8 @@ BENCHMARK(BM_FillOneGpuPerClaim)
 void BM_FillMigFirstAvailable(benchmark::State& bs) {
   model::Inventory inv = BuildCluster("a100-80gb+mig=250x4");
   api::ResourceClaimSpec spec = Spec(kMigFirstAvailable);
-  Allocator allocator(inv, AllocatorOptions{.explain = false,
-                                            .max_solutions = bs.range(0) != 0 ? 64 : 1});
+  Allocator allocator(
+      inv, AllocatorOptions{.explain = false, .max_solutions = bs.range(0) != 0 ? 64 : 1});
   int64_t claims = 0, allocated = 0;
   for (auto _ : bs) {
     bs.PauseTiming();

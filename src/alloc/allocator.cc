@@ -509,6 +509,20 @@ class Search {
       out.reasons.push_back(
           util::Cat("search effort exhausted after ", steps_, " steps on node ", node));
     }
+    for (size_t c = 0; c < claims_.size(); ++c) {
+      int64_t least = 0;  // the fewest results the claim's requests can have
+      for (const CompiledRequest& req : claims_[c]->requests) {
+        int64_t fewest = INT64_MAX;
+        for (const Alternative& alt : req.alternatives)
+          fewest = std::min(fewest, alt.all ? 1 : alt.count);
+        least += fewest;
+      }
+      if (least > 32) {
+        out.reasons.push_back(util::Cat("ResourceClaim ", claims_[c]->ns, "/", claims_[c]->name,
+                                        " asks for at least ", least,
+                                        " devices, more than 32 results per claim"));
+      }
+    }
     for (size_t slot = 0; slot < slots_.size(); ++slot) {
       const Slot& s = slots_[slot];
       const CompiledClaim& claim = *claims_[s.claim];
@@ -548,6 +562,11 @@ class Search {
             " rejected by the class selectors, ", sel, " by the request selectors, ", tainted,
             " tainted, ", in_use, " in use, ", counters, " lacked shared counters, ", capacity,
             " lacked capacity; ", ok, " available"));
+        int matching = in_use + counters + capacity + ok;
+        if (alt.all && matching > 32) {
+          out.reasons.push_back(util::Cat("  all matching devices would be ", matching,
+                                          " results, more than 32 results per claim"));
+        }
         if (!alt.all && ok >= alt.count && !claim.constraints.empty()) {
           for (const CompiledConstraint& c : claim.constraints) {
             if (Applies(c, s.request, alt)) {

@@ -1,5 +1,6 @@
 #include "alloc/batch.h"
 
+#include <algorithm>
 #include <chrono>
 #include <map>
 #include <set>
@@ -16,6 +17,9 @@ namespace {
 struct Unit {
   std::string label;  // for output: "ns/name" of the claim or "pod ns/name"
   std::vector<api::ResourceClaim> claims;
+  // Claims ("ns/name") this pod shares with an earlier pod, which allocated them: they are
+  // not allocated again, and the pod must run where they are.
+  std::vector<std::string> shared;
 };
 
 api::ResourceClaim FromTemplate(const api::ResourceClaimTemplate& t, const std::string& name,
@@ -53,16 +57,29 @@ absl::StatusOr<std::vector<Unit>> Units(const std::vector<api::SourcedObject>& o
       }
     }
   }
+  // A claim that Pods name is allocated with the first Pod that names it, not on its own.
+  std::set<std::string> named_by_pods, allocated_with_a_pod;
+  for (const api::SourcedObject& o : objects) {
+    if (const auto* p = std::get_if<api::Pod>(&o.object)) {
+      for (const api::PodResourceClaim& rc : p->spec.resource_claims) {
+        if (rc.resource_claim_name) {
+          named_by_pods.insert(p->metadata.namespace_name + "/" + *rc.resource_claim_name);
+        }
+      }
+    }
+  }
   std::map<std::string, int> uses;
   for (const api::SourcedObject& o : objects) {
     if (const auto* c = std::get_if<api::ResourceClaim>(&o.object)) {
-      units.push_back({c->metadata.namespace_name + "/" + c->metadata.name, {*c}});
+      std::string key = c->metadata.namespace_name + "/" + c->metadata.name;
+      if (named_by_pods.contains(key)) continue;
+      units.push_back({key, {*c}, {}});
     } else if (const auto* t = std::get_if<api::ResourceClaimTemplate>(&o.object)) {
       if (used_by_pods.contains(t->metadata.namespace_name + "/" + t->metadata.name)) continue;
       std::string name = util::Cat(t->metadata.name, "-", ++uses[t->metadata.name]);
-      units.push_back({t->metadata.namespace_name + "/" + name, {FromTemplate(*t, name, "")}});
+      units.push_back({t->metadata.namespace_name + "/" + name, {FromTemplate(*t, name, "")}, {}});
     } else if (const auto* p = std::get_if<api::Pod>(&o.object)) {
-      Unit u{"pod " + p->metadata.namespace_name + "/" + p->metadata.name, {}};
+      Unit u{"pod " + p->metadata.namespace_name + "/" + p->metadata.name, {}, {}};
       for (const api::PodResourceClaim& rc : p->spec.resource_claims) {
         std::string ns = p->metadata.namespace_name;
         if (rc.resource_claim_name) {
@@ -72,7 +89,11 @@ absl::StatusOr<std::vector<Unit>> Units(const std::vector<api::SourcedObject>& o
                                                  ": claim \"", *rc.resource_claim_name,
                                                  "\" is not in the claims file"));
           }
-          u.claims.push_back(*it->second);
+          if (allocated_with_a_pod.insert(it->first).second) {
+            u.claims.push_back(*it->second);
+          } else {
+            u.shared.push_back(it->first);
+          }
         } else {
           auto it = templates.find(ns + "/" + rc.resource_claim_template_name.value_or(""));
           if (it == templates.end()) {
@@ -114,7 +135,27 @@ absl::StatusOr<BatchResult> AllocateInOrder(const std::vector<api::SourcedObject
   SelectorCache cache;
   Allocator allocator(inv, AllocatorOptions{.explain = node.has_value()});
   Allocator explainer(inv);
+  // Where each claim allocated so far runs: a node, "" when not node-local, absent when it
+  // could not be allocated.
+  std::map<std::string, std::optional<std::string>> placed;
   for (Unit& u : units) {
+    std::vector<model::NodeId> unit_nodes = nodes;
+    std::string shared_problem;
+    for (const std::string& key : u.shared) {
+      const std::optional<std::string>& where = placed[key];
+      if (!where) {
+        shared_problem = util::Cat(u.label, " shares ResourceClaim ", key,
+                                   " with an earlier pod, and it could not be allocated");
+      } else if (!where->empty()) {
+        model::NodeId n = *inv.FindNode(*where);
+        if (std::find(unit_nodes.begin(), unit_nodes.end(), n) == unit_nodes.end()) {
+          shared_problem =
+              util::Cat(u.label, " shares ResourceClaim ", key, ", which is allocated on node ",
+                        *where, ", a node this run does not consider");
+        }
+        unit_nodes = {n};
+      }
+    }
     std::vector<CompiledClaim> compiled;
     std::string compile_error;
     for (const api::ResourceClaim& c : u.claims) {
@@ -131,8 +172,9 @@ absl::StatusOr<BatchResult> AllocateInOrder(const std::vector<api::SourcedObject
     for (const CompiledClaim& c : compiled) ptrs.push_back(&c);
     Outcome outcome;
     model::NodeId chosen = model::kNoId;
+    if (!shared_problem.empty()) compile_error = shared_problem;
     if (compile_error.empty()) {
-      for (model::NodeId n : nodes) {
+      for (model::NodeId n : unit_nodes) {
         outcome = allocator.Allocate(ptrs, n, state);
         if (outcome.allocated) {
           chosen = n;
@@ -144,11 +186,11 @@ absl::StatusOr<BatchResult> AllocateInOrder(const std::vector<api::SourcedObject
     if (!compile_error.empty()) {
       reasons.push_back(compile_error);
     } else if (chosen == model::kNoId) {
-      if (!node && !nodes.empty()) {
-        reasons.push_back(util::Cat("no node of ", nodes.size(), " fits; on the first node:"));
+      if (unit_nodes.size() > 1) {
+        reasons.push_back(util::Cat("no node of ", unit_nodes.size(), " fits; on the first node:"));
       }
-      if (!nodes.empty()) {
-        Outcome why = explainer.Allocate(ptrs, nodes[0], state);
+      if (!unit_nodes.empty()) {
+        Outcome why = explainer.Allocate(ptrs, unit_nodes[0], state);
         reasons.insert(reasons.end(), why.reasons.begin(), why.reasons.end());
       }
     } else {
@@ -159,11 +201,14 @@ absl::StatusOr<BatchResult> AllocateInOrder(const std::vector<api::SourcedObject
       ClaimOutcome co;
       co.claim = std::move(u.claims[i]);
       co.allocated = chosen != model::kNoId;
+      std::string key = co.claim.metadata.namespace_name + "/" + co.claim.metadata.name;
       if (co.allocated) {
         co.claim.status.allocation = outcome.results[i];
         co.node = inv.nodes()[chosen].name;
+        placed[key] = outcome.results[i].node_selector ? co.node : "";
       } else {
         co.reasons = reasons;
+        placed[key] = std::nullopt;
       }
       out.claims.push_back(std::move(co));
     }

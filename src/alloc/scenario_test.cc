@@ -2,7 +2,9 @@
 // expectations in header comments:
 //   # cluster: examples/cluster        (optional: also load these objects; repeatable)
 //   # node: NAME                       (optional: allocate on this node only)
-//   # expect: NS/CLAIM allocated [node=N] [devices=D1,D2] [requests=R1,R2]
+//   # expect: NS/CLAIM allocated [node=N] [devices=D1,D2] [requests=R1,R2] [pools=P1,P2]
+//             [consumed=memory:40Gi,-] [config=FromClass:r1,FromClaim] [admin=true,false]
+//             [selector=NODE|none]
 //   # expect: NS/CLAIM unallocated REASON FRAGMENT
 // Unallocated ResourceClaims, ResourceClaimTemplates and Pods are the work, allocated in
 // file order; everything else (with allocated claims counting as in use) is the cluster.
@@ -78,10 +80,25 @@ void RunScenario(const std::filesystem::path& path) {
     ASSERT_EQ(words[1], "allocated") << e;
     ASSERT_TRUE(found->allocated) << e << "\nreasons:\n" << reasons;
     const api::AllocationResult& a = *found->claim.status.allocation;
-    std::vector<std::string> devices, requests;
+    std::vector<std::string> devices, requests, pools, consumed, config, admin;
     for (const api::DeviceRequestAllocationResult& res : a.devices.results) {
       devices.push_back(res.device);
       requests.push_back(res.request);
+      pools.push_back(res.pool);
+      admin.emplace_back(res.admin_access.value_or(false) ? "true" : "false");
+      std::string c;
+      for (const auto& [name, q] : res.consumed_capacity) {
+        c += (c.empty() ? "" : "+") + name + ":" + q.String();
+      }
+      consumed.push_back(c.empty() ? "-" : c);
+      if (res.consumed_capacity.empty() != !res.share_id.has_value()) {
+        ADD_FAILURE() << e << ": shareID and consumedCapacity must come together";
+      }
+    }
+    for (const api::DeviceAllocationConfiguration& c : a.devices.config) {
+      std::string reqs;
+      for (const std::string& r : c.requests) reqs += (reqs.empty() ? "" : "+") + r;
+      config.push_back(c.source + (reqs.empty() ? "" : ":" + reqs));
     }
     for (size_t i = 2; i < words.size(); ++i) {
       std::string key = words[i].substr(0, words[i].find('='));
@@ -92,6 +109,21 @@ void RunScenario(const std::filesystem::path& path) {
         EXPECT_EQ(devices, want) << e;
       } else if (key == "requests") {
         EXPECT_EQ(requests, want) << e;
+      } else if (key == "pools") {
+        EXPECT_EQ(pools, want) << e;
+      } else if (key == "consumed") {  // per result: NAME:QUANTITY[+...] or -
+        EXPECT_EQ(consumed, want) << e;
+      } else if (key == "config") {  // per entry: SOURCE[:REQ+REQ]
+        EXPECT_EQ(config, want) << e;
+      } else if (key == "selector") {  // the node the result is pinned to, or none
+        std::string pinned = "none";
+        if (a.node_selector && !a.node_selector->node_selector_terms.empty() &&
+            !a.node_selector->node_selector_terms[0].match_fields.empty()) {
+          pinned = a.node_selector->node_selector_terms[0].match_fields[0].values.at(0);
+        }
+        EXPECT_EQ(pinned, want.at(0)) << e;
+      } else if (key == "admin") {  // per result: true or false
+        EXPECT_EQ(admin, want) << e;
       } else {
         ADD_FAILURE() << "unknown expectation key " << key;
       }
@@ -113,7 +145,7 @@ TEST(AllocationScenarioTest, EveryScenarioMeetsItsExpectations) {
     ++count;
   }
   std::printf("  %d allocation scenarios\n", count);
-  EXPECT_GE(count, 10);
+  EXPECT_GE(count, 60);  // issue 4: at least 60 scenarios
 }
 
 }  // namespace
