@@ -639,4 +639,14 @@ absl::Status Allocator::Commit(const Outcome& outcome,
   return absl::OkStatus();
 }
 
+absl::Status Allocator::Release(const std::vector<Choice>& choices,
+                                model::AllocationState& state) const {
+  for (const Choice& ch : choices) {
+    if (ch.admin_access) continue;
+    absl::Status s = state.Release(inventory_, ch.device, ch.consumed);
+    if (!s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace gpuplane::alloc

@@ -53,6 +53,8 @@ class Allocator {
   // Records an outcome's choices in `state` (admin-access choices are not recorded).
   absl::Status Commit(const Outcome& outcome, const std::vector<const CompiledClaim*>& claims,
                       model::AllocationState& state) const;
+  // Rolls back a Commit of the same choices (a pod leaving, a what-if undone).
+  absl::Status Release(const std::vector<Choice>& choices, model::AllocationState& state) const;
 
  private:
   const model::Inventory& inventory_;

@@ -181,6 +181,20 @@ TEST_F(ExampleCluster, DistinctAttributeAndAllMode) {
   EXPECT_FALSE(Try(all, "h100-0").allocated);  // two of its GPUs are in use now
 }
 
+TEST_F(ExampleCluster, ReleaseRollsBackACommit) {
+  CompiledClaim claim = Compile(TemplateSpec(objects_, "small-mig-else-medium-else-full"));
+  model::AllocationState before = state_;  // the cheap clone
+  Outcome o = Try(claim, "a100-80gb-mig-0");
+  ASSERT_TRUE(o.allocated);
+  model::DeviceId d = o.choices[0].device;
+  EXPECT_TRUE(state_.in_use(d));
+  ASSERT_TRUE(allocator_.Release(o.choices, state_).ok());
+  EXPECT_FALSE(state_.in_use(d));
+  const model::CounterUse& use = inv_.devices()[d].consumes.at(0);
+  EXPECT_EQ(state_.counter_used(use.set, use.counter), before.counter_used(use.set, use.counter));
+  EXPECT_FALSE(allocator_.Release(o.choices, state_).ok());  // not allocated twice
+}
+
 TEST_F(ExampleCluster, AdminAccessTakesDevicesInUseWithoutUsingThem) {
   CompiledClaim eight = Compile(TemplateSpec(objects_, "eight-gpus-one-nvlink-domain"));
   ASSERT_TRUE(Try(eight, "b200-0").allocated);

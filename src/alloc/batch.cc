@@ -6,6 +6,7 @@
 #include <set>
 
 #include "alloc/allocator.h"
+#include "alloc/verifier.h"
 #include "model/allocation_state.h"
 #include "model/inventory.h"
 #include "util/strings.h"
@@ -114,7 +115,7 @@ absl::StatusOr<std::vector<Unit>> Units(const std::vector<api::SourcedObject>& o
 
 absl::StatusOr<BatchResult> AllocateInOrder(const std::vector<api::SourcedObject>& cluster,
                                             const std::vector<api::SourcedObject>& work,
-                                            const std::optional<std::string>& node) {
+                                            const std::optional<std::string>& node, bool verify) {
   auto start = std::chrono::steady_clock::now();
   BatchResult out;
   model::Inventory inv = model::Inventory::Build(cluster);
@@ -194,6 +195,13 @@ absl::StatusOr<BatchResult> AllocateInOrder(const std::vector<api::SourcedObject
         reasons.insert(reasons.end(), why.reasons.begin(), why.reasons.end());
       }
     } else {
+      if (verify) {
+        std::string problem = Verify(inv, state, ptrs, chosen, outcome.choices);
+        if (!problem.empty()) {
+          return absl::InternalError(
+              util::Cat(u.label, ": the verifier rejects the allocation: ", problem));
+        }
+      }
       absl::Status cs = allocator.Commit(outcome, ptrs, state);
       if (!cs.ok()) return cs;
     }

@@ -30,10 +30,13 @@ struct BatchResult {
 
 // `cluster`: DeviceClasses, ResourceSlices, Nodes and allocated ResourceClaims. `work`: what
 // to allocate. `node`: only this node (and explain failures), else every node in order.
-// Errors: an unknown node, a Pod naming a claim or template that `work` lacks.
+// `verify`: check every allocation with the independent verifier before committing it.
+// Errors: an unknown node, a Pod naming a claim or template that `work` lacks, and (with
+// `verify`) an allocation the verifier rejects.
 absl::StatusOr<BatchResult> AllocateInOrder(const std::vector<api::SourcedObject>& cluster,
                                             const std::vector<api::SourcedObject>& work,
-                                            const std::optional<std::string>& node);
+                                            const std::optional<std::string>& node,
+                                            bool verify = false);
 
 }  // namespace gpuplane::alloc
 

@@ -58,7 +58,7 @@ void RunScenario(const std::filesystem::path& path) {
   }
   std::vector<api::SourcedObject> cluster, work;
   for (api::SourcedObject& o : r.objects) (IsWork(o.object) ? work : cluster).push_back(o);
-  absl::StatusOr<BatchResult> batch = AllocateInOrder(cluster, work, node);
+  absl::StatusOr<BatchResult> batch = AllocateInOrder(cluster, work, node, /*verify=*/true);
   ASSERT_TRUE(batch.ok()) << batch.status();
   for (const std::string& e : expects) {
     std::vector<std::string> words = Split(e, ' ');
