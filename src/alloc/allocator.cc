@@ -112,6 +112,11 @@ class Search {
     for (DeviceId d : inv_.nodes()[node_].devices) {
       if (Classify(Alt(slots_[slot], alt), d) == Reject::kNone && !fatal_) out.push_back(d);
     }
+    if (scorer_.ranks()) {
+      std::stable_sort(out.begin(), out.end(), [&](DeviceId a, DeviceId b) {
+        return scorer_.Rank(a) < scorer_.Rank(b);
+      });
+    }
     return candidates_.emplace(key, std::move(out)).first->second;
   }
 

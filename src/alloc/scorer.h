@@ -42,6 +42,35 @@ class Scorer {
   // lower is better, compared lexicographically.
   virtual void Score(const model::AllocationState& state, const std::vector<Choice>& choices,
                      std::vector<int64_t>& out) const = 0;
+  // Search order: when `ranks()` is true, each request's candidates are tried in increasing
+  // Rank (stable), so the first feasible allocation is the preferred one. A caller that has
+  // already chosen devices (a scheduler policy) uses this with max_solutions = 1.
+  virtual bool ranks() const { return false; }
+  virtual int64_t Rank(model::DeviceId /*device*/) const { return 0; }
+};
+
+// Prefers the given devices, in the given order, and scores nothing else: with
+// max_solutions = 1 the allocator takes exactly these devices when they are feasible and
+// falls back to inventory order otherwise. Not thread-safe (set per allocation).
+class PreferScorer : public Scorer {
+ public:
+  void Prefer(std::vector<model::DeviceId> devices) { preferred_ = std::move(devices); }
+  const std::vector<std::string>& attributes() const override { return attributes_; }
+  void Score(const model::AllocationState& /*state*/, const std::vector<Choice>& /*choices*/,
+             std::vector<int64_t>& out) const override {
+    out.clear();
+  }
+  bool ranks() const override { return true; }
+  int64_t Rank(model::DeviceId device) const override {
+    for (size_t i = 0; i < preferred_.size(); ++i) {
+      if (preferred_[i] == device) return static_cast<int64_t>(i);
+    }
+    return static_cast<int64_t>(preferred_.size());
+  }
+
+ private:
+  std::vector<model::DeviceId> preferred_;
+  std::vector<std::string> attributes_;
 };
 
 class DefaultScorer : public Scorer {

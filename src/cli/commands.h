@@ -22,6 +22,7 @@ Command AddValidateCommand(CLI::App& app);
 Command AddGenerateCommand(CLI::App& app);
 Command AddCelCommand(CLI::App& app);
 Command AddAllocateCommand(CLI::App& app);
+Command AddSimulateCommand(CLI::App& app);
 
 }  // namespace gpuplane::cli
 

@@ -16,10 +16,9 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", kVersion);
   std::vector<gpuplane::cli::Command> commands = {
-      gpuplane::cli::AddValidateCommand(app),
-      gpuplane::cli::AddGenerateCommand(app),
-      gpuplane::cli::AddCelCommand(app),
-      gpuplane::cli::AddAllocateCommand(app),
+      gpuplane::cli::AddValidateCommand(app), gpuplane::cli::AddGenerateCommand(app),
+      gpuplane::cli::AddCelCommand(app),      gpuplane::cli::AddAllocateCommand(app),
+      gpuplane::cli::AddSimulateCommand(app),
   };
   CLI::App* version = app.add_subcommand("version", "Print the version");
   commands.push_back({version, [] {

@@ -1,0 +1,195 @@
+// `gpuplane simulate`: replays GPU workloads on a modelled cluster through the real allocator
+// and the placement policies, and reports allocation, fragmentation and waiting.
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cli/commands.h"
+#include "cli/simulate_output.h"
+#include "nlohmann/json.hpp"
+#include "sched/fragmentation.h"
+#include "sched/policy.h"
+#include "sim/cluster_generator.h"
+#include "sim/experiment.h"
+#include "sim/trace.h"
+#include "sim/workload.h"
+#include "util/strings.h"
+
+namespace gpuplane::cli {
+namespace {
+
+struct SimulateOptions {
+  std::string nodes;       // openb node CSV
+  std::string spot_nodes;  // spot-GPU node CSV
+  std::string generate;    // generator mix
+  std::string pods;        // openb pod CSV
+  std::string mode = "fill";
+  std::vector<std::string> policies;
+  std::string seeds = "42-51";
+  double tune = 1.3;
+  std::string output = "text";
+  std::string report;
+  bool strict = false;
+  int jobs = 0;
+};
+
+absl::StatusOr<std::vector<uint64_t>> ParseSeeds(const std::string& text) {
+  std::vector<uint64_t> out;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t comma = text.find(',', start);
+    if (comma == std::string::npos) comma = text.size();
+    std::string item = text.substr(start, comma - start);
+    size_t dash = item.find('-');
+    try {
+      size_t used = 0;
+      if (dash == std::string::npos) {
+        out.push_back(std::stoull(item, &used));
+        if (used != item.size()) throw std::invalid_argument(item);
+      } else {
+        uint64_t a = std::stoull(item.substr(0, dash)), b = std::stoull(item.substr(dash + 1));
+        if (b < a || b - a > 10000) throw std::invalid_argument(item);
+        for (uint64_t s = a; s <= b; ++s) out.push_back(s);
+      }
+    } catch (const std::exception&) {
+      return absl::InvalidArgumentError(
+          util::Cat("--seeds \"", text, "\": expected seeds like 42, 42-51 or 1,5,9 (bad item \"",
+                    item, "\")"));
+    }
+    start = comma + 1;
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<sim::TraceNode>> GeneratedNodes(const std::string& mix) {
+  absl::StatusOr<sim::ClusterSpec> spec = sim::ParseClusterMix(mix);
+  if (!spec.ok()) return spec.status();
+  std::vector<sim::TraceNode> out;
+  for (const sim::NodeGroupSpec& g : spec->groups) {
+    for (int i = 0; i < g.nodes; ++i) {
+      sim::TraceNode n;
+      n.name = util::Cat(g.product, g.dynamic_mig ? "-mig-" : "-", i);
+      n.model = g.product;
+      n.gpus = g.gpus_per_node;
+      n.cpu_milli = int64_t{16000} * g.gpus_per_node;
+      n.memory_mib = int64_t{65536} * g.gpus_per_node;
+      n.source = util::Cat("--generate ", mix);
+      out.push_back(std::move(n));
+    }
+  }
+  return out;
+}
+
+int Fail(const absl::Status& s) {
+  std::fprintf(stderr, "gpuplane simulate: %s\n", std::string(s.message()).c_str());
+  return kExitUsage;
+}
+
+void Report(const std::vector<std::string>& problems, const char* what, bool quiet) {
+  if (problems.empty()) return;
+  size_t shown = quiet ? 0 : std::min<size_t>(problems.size(), 10);
+  for (size_t i = 0; i < shown; ++i) std::fprintf(stderr, "%s\n", problems[i].c_str());
+  std::fprintf(stderr, "gpuplane simulate: %zu %s%s\n", problems.size(), what,
+               shown < problems.size() ? " (first 10 shown)" : "");
+}
+
+int RunSimulate(const SimulateOptions& opt) {
+  // Cluster.
+  std::vector<sim::TraceNode> nodes;
+  std::vector<std::string> problems;
+  int sources = (opt.nodes.empty() ? 0 : 1) + (opt.spot_nodes.empty() ? 0 : 1) +
+                (opt.generate.empty() ? 0 : 1);
+  if (sources != 1) {
+    return Fail(absl::InvalidArgumentError(
+        "give exactly one cluster: --nodes FILE (openb), --spot-nodes FILE or --generate MIX"));
+  }
+  absl::StatusOr<sim::NodeTrace> nt = !opt.nodes.empty() ? sim::ReadOpenbNodes(opt.nodes)
+                                      : !opt.spot_nodes.empty()
+                                          ? sim::ReadSpotNodes(opt.spot_nodes)
+                                          : absl::StatusOr<sim::NodeTrace>(sim::NodeTrace{});
+  if (!nt.ok()) return Fail(nt.status());
+  nodes = std::move(nt->nodes);
+  problems = std::move(nt->problems);
+  if (!opt.generate.empty()) {
+    absl::StatusOr<std::vector<sim::TraceNode>> g = GeneratedNodes(opt.generate);
+    if (!g.ok()) return Fail(g.status());
+    nodes = std::move(*g);
+  }
+  absl::StatusOr<std::shared_ptr<const sim::SimCluster>> cluster =
+      sim::SimCluster::FromNodes(nodes);
+  if (!cluster.ok()) return Fail(cluster.status());
+  // Workload.
+  if (opt.pods.empty()) return Fail(absl::InvalidArgumentError("--pods FILE is required"));
+  absl::StatusOr<sim::PodTrace> pt = sim::ReadOpenbPods(opt.pods);
+  if (!pt.ok()) return Fail(pt.status());
+  problems.insert(problems.end(), pt->problems.begin(), pt->problems.end());
+  sim::Demands demands = sim::ToDemands(pt->pods, (*cluster)->empty_view());
+  problems.insert(problems.end(), demands.problems.begin(), demands.problems.end());
+  Report(problems, "input problems (rows skipped or adjusted)", false);
+  if (opt.strict && !problems.empty()) {
+    std::fprintf(stderr, "gpuplane simulate: --strict: stopping on input problems\n");
+    return kExitProblems;
+  }
+  sched::Workload workload = sched::Workload::FromPods(demands.pods);
+  absl::StatusOr<std::vector<uint64_t>> seeds = ParseSeeds(opt.seeds);
+  if (!seeds.ok()) return Fail(seeds.status());
+  std::vector<std::string> policies = opt.policies;
+  if (policies.empty()) policies = {"bestfit", "fgd", "gpuplane"};
+  for (const std::string& p : policies) {
+    absl::StatusOr<std::unique_ptr<sched::Policy>> made = sched::MakePolicy(p, workload);
+    if (!made.ok()) return Fail(made.status());
+  }
+  if (opt.mode != "fill") {
+    return Fail(absl::UnimplementedError("--mode replay is not available yet"));
+  }
+  int jobs =
+      opt.jobs > 0 ? opt.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  absl::StatusOr<std::vector<sim::FillRun>> runs =
+      sim::RunFills(*cluster, demands.pods, workload, policies, *seeds, opt.tune, jobs);
+  if (!runs.ok()) return Fail(runs.status());
+  std::string trace = opt.pods.substr(opt.pods.find_last_of('/') + 1);
+  FillReport report{trace, (*cluster)->empty_view().total_milli, *runs,
+                    sim::Summarize(*runs, (*cluster)->empty_view().total_milli),
+                    static_cast<int64_t>(problems.size())};
+  if (!opt.report.empty()) {
+    absl::Status s = WriteFillHtml(report, opt.report);
+    if (!s.ok()) return Fail(s);
+  }
+  std::string out = opt.output == "json" ? FillJson(report) : FillTable(report);
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  return kExitOk;
+}
+
+}  // namespace
+
+Command AddSimulateCommand(CLI::App& app) {
+  auto opt = std::make_shared<SimulateOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "simulate", "Replay GPU workloads on a modelled cluster through the allocator and policies");
+  cmd->add_option("--nodes", opt->nodes, "openb node CSV (sn,cpu_milli,memory_mib,gpu,model)");
+  cmd->add_option("--spot-nodes", opt->spot_nodes,
+                  "spot-GPU node CSV (gpu_model,gpu_capacity_num,cpu_num,node_name)");
+  cmd->add_option("--generate", opt->generate,
+                  "Generated cluster, e.g. h100=100,a100-80gb+mig=20x4 (see generate cluster)");
+  cmd->add_option("--pods", opt->pods, "openb pod CSV");
+  cmd->add_option("--mode", opt->mode, "fill (the FGD experiment) or replay (time-driven)")
+      ->check(CLI::IsMember({"fill", "replay"}));
+  cmd->add_option("--policy", opt->policies,
+                  "Policies to compare (repeatable or comma-separated): random, dotprod, "
+                  "clustering, packing, bestfit, fgd, k8s, gpuplane")
+      ->delimiter(',');
+  cmd->add_option("--seeds", opt->seeds, "Seeds: 42, 42-51 or 1,5,9")->capture_default_str();
+  cmd->add_option("--tune", opt->tune, "Fill mode: workload as a multiple of GPU capacity")
+      ->capture_default_str()
+      ->check(CLI::Range(0.01, 10.0));
+  cmd->add_option("-o,--output", opt->output, "Output format")
+      ->check(CLI::IsMember({"text", "json"}));
+  cmd->add_option("--report", opt->report, "Also write a self-contained HTML report here");
+  cmd->add_flag("--strict", opt->strict, "Stop on the first input problem instead of skipping");
+  cmd->add_option("-j,--jobs", opt->jobs, "Runs in parallel (default: all cores)");
+  return Command{cmd, [opt] { return RunSimulate(*opt); }};
+}
+
+}  // namespace gpuplane::cli

@@ -1,0 +1,198 @@
+#include "cli/simulate_output.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+
+#include "nlohmann/json.hpp"
+#include "util/strings.h"
+
+namespace gpuplane::cli {
+namespace {
+
+std::string Fixed(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+// JSON numbers rounded to 4 decimals, so output is stable and compact.
+double Round4(double v) { return static_cast<double>(std::llround(v * 1e4)) / 1e4; }
+
+const char* kColors[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd",
+                         "#ff7f0e", "#8c564b", "#e377c2", "#17becf"};
+
+}  // namespace
+
+std::string FillTable(const FillReport& r) {
+  std::string out = util::Cat("fill mode, trace ", r.trace, ", ", r.total_milli / 1000,
+                              " GPUs; allocation ratio at 100% arrived workload (mean +- sd "
+                              "over seeds)\n\n");
+  util::Append(out, "policy       alloc %          unallocated GPUs   failed pods   runs\n");
+  for (const sim::PolicySummary& s : r.summary) {
+    int runs = 0;
+    for (const sim::FillRun& run : r.runs) runs += run.policy == s.policy ? 1 : 0;
+    char line[200];
+    std::snprintf(line, sizeof line, "%-12s %6.2f +- %-5.2f   %7.1f +- %-6.1f  %9.1f   %4d\n",
+                  s.policy.c_str(), s.alloc_ratio_at_100.mean, s.alloc_ratio_at_100.sd,
+                  s.unallocated_gpus_at_100.mean, s.unallocated_gpus_at_100.sd, s.failed_pods.mean,
+                  runs);
+    out += line;
+  }
+  int64_t disagreements = 0;
+  for (const sim::FillRun& run : r.runs) disagreements += run.disagreements;
+  if (disagreements > 0) {
+    util::Append(out, "\nwarning: the allocator disagreed with the policies' view ", disagreements,
+                 " times (a bug; please report)\n");
+  }
+  return out;
+}
+
+std::string FillJson(const FillReport& r) {
+  nlohmann::ordered_json doc;
+  nlohmann::ordered_json runs = nlohmann::ordered_json::array();
+  for (const sim::FillRun& run : r.runs) {
+    nlohmann::ordered_json alloc = nlohmann::ordered_json::object();
+    nlohmann::ordered_json frag = nlohmann::ordered_json::object();
+    for (size_t x = 0; x < run.alloc_ratio.size(); ++x) {
+      alloc[std::to_string(x)] = Round4(run.alloc_ratio[x]);
+      frag[std::to_string(x)] = Round4(run.frag_ratio[x]);
+    }
+    runs.push_back({{"policy", run.policy},
+                    {"seed", run.seed},
+                    {"trace", r.trace},
+                    {"alloc_ratio", alloc},
+                    {"frag_ratio", frag},
+                    {"failed_pods", run.failed_pods},
+                    {"seconds", Round4(run.seconds)}});
+  }
+  nlohmann::ordered_json summary = nlohmann::ordered_json::array();
+  for (const sim::PolicySummary& s : r.summary) {
+    summary.push_back(
+        {{"policy", s.policy},
+         {"trace", r.trace},
+         {"alloc_ratio_at_100",
+          {{"mean", Round4(s.alloc_ratio_at_100.mean)}, {"sd", Round4(s.alloc_ratio_at_100.sd)}}},
+         {"unallocated_gpus_at_100",
+          {{"mean", Round4(s.unallocated_gpus_at_100.mean)},
+           {"sd", Round4(s.unallocated_gpus_at_100.sd)}}}});
+  }
+  doc["runs"] = runs;
+  doc["summary"] = summary;
+  return doc.dump() + "\n";
+}
+
+std::string HtmlEscape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+std::string SvgLineChart(const std::string& title, const std::string& x_label,
+                         const std::string& y_label, const std::vector<Series>& series) {
+  const double w = 640, h = 360, left = 60, right = 150, top = 30, bottom = 45;
+  double x0 = 1e300, x1 = -1e300, y0 = 1e300, y1 = -1e300;
+  for (const Series& s : series) {
+    for (auto [x, y] : s.points) {
+      x0 = std::min(x0, x), x1 = std::max(x1, x), y0 = std::min(y0, y), y1 = std::max(y1, y);
+    }
+  }
+  if (x0 > x1) x0 = 0, x1 = 1, y0 = 0, y1 = 1;
+  if (x1 == x0) x1 = x0 + 1;
+  if (y1 == y0) y1 = y0 + 1;
+  auto px = [&](double x) { return left + (x - x0) / (x1 - x0) * (w - left - right); };
+  auto py = [&](double y) { return h - bottom - (y - y0) / (y1 - y0) * (h - top - bottom); };
+  std::string svg = util::Cat("<svg xmlns='http://www.w3.org/2000/svg' width='", w, "' height='", h,
+                              "' font-family='sans-serif' font-size='11'>");
+  util::Append(svg, "<text x='", left, "' y='18' font-size='14'>", HtmlEscape(title), "</text>");
+  util::Append(svg, "<rect x='", left, "' y='", top, "' width='", w - left - right, "' height='",
+               h - top - bottom, "' fill='none' stroke='#999'/>");
+  for (int i = 0; i <= 4; ++i) {
+    double yv = y0 + (y1 - y0) * i / 4, xv = x0 + (x1 - x0) * i / 4;
+    util::Append(svg, "<text x='", left - 5, "' y='", py(yv) + 4, "' text-anchor='end'>",
+                 Fixed(yv, 1), "</text>");
+    util::Append(svg, "<text x='", px(xv), "' y='", h - bottom + 15, "' text-anchor='middle'>",
+                 Fixed(xv, 0), "</text>");
+  }
+  util::Append(svg, "<text x='", (left + w - right) / 2, "' y='", h - 8, "' text-anchor='middle'>",
+               HtmlEscape(x_label), "</text>");
+  util::Append(svg, "<text x='14' y='", (top + h - bottom) / 2, "' transform='rotate(-90 14 ",
+               (top + h - bottom) / 2, ")' text-anchor='middle'>", HtmlEscape(y_label), "</text>");
+  for (size_t i = 0; i < series.size(); ++i) {
+    const char* color = kColors[i % (sizeof kColors / sizeof kColors[0])];
+    std::string pts;
+    for (auto [x, y] : series[i].points)
+      util::Append(pts, Fixed(px(x), 1), ",", Fixed(py(y), 1), " ");
+    util::Append(svg, "<polyline fill='none' stroke='", color, "' stroke-width='1.5' points='", pts,
+                 "'/>");
+    util::Append(svg, "<text x='", w - right + 10, "' y='", top + 14 * (i + 1), "' fill='", color,
+                 "'>", HtmlEscape(series[i].name), "</text>");
+  }
+  return svg + "</svg>";
+}
+
+absl::Status WriteFillHtml(const FillReport& r, const std::string& path) {
+  std::vector<Series> alloc, frag;
+  for (const sim::PolicySummary& s : r.summary) {
+    Series a{s.policy, {}}, f{s.policy, {}};
+    for (int x = 0; x <= sim::kMaxArrived; ++x) {
+      double sa = 0, sf = 0;
+      int n = 0;
+      for (const sim::FillRun& run : r.runs) {
+        if (run.policy != s.policy) continue;
+        sa += run.alloc_ratio[x], sf += run.frag_ratio[x], ++n;
+      }
+      a.points.emplace_back(x, sa / n);
+      f.points.emplace_back(x, sf / n);
+    }
+    alloc.push_back(std::move(a));
+    frag.push_back(std::move(f));
+  }
+  std::string html = util::Cat(
+      "<!DOCTYPE html><html><head><meta charset='utf-8'><title>gpuplane simulate: ",
+      HtmlEscape(r.trace),
+      "</title><style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}"
+      "td,th{border:1px solid #ccc;padding:4px 8px;text-align:right}</style></head><body>",
+      "<h1>Fill mode: ", HtmlEscape(r.trace), "</h1><p>", r.total_milli / 1000,
+      " GPUs. Means over seeds; allocation ratio at 100% arrived workload.</p><table><tr>"
+      "<th>policy</th><th>alloc % (mean)</th><th>sd</th><th>unallocated GPUs</th>"
+      "<th>failed pods</th></tr>");
+  for (const sim::PolicySummary& s : r.summary) {
+    util::Append(html, "<tr><td>", HtmlEscape(s.policy), "</td><td>",
+                 Fixed(s.alloc_ratio_at_100.mean, 2), "</td><td>",
+                 Fixed(s.alloc_ratio_at_100.sd, 2), "</td><td>",
+                 Fixed(s.unallocated_gpus_at_100.mean, 1), "</td><td>",
+                 Fixed(s.failed_pods.mean, 1), "</td></tr>");
+  }
+  util::Append(html, "</table><p>",
+               SvgLineChart("GPU allocation ratio", "arrived workload (% of GPU capacity)",
+                            "allocated (%)", alloc),
+               "</p><p>",
+               SvgLineChart("Fragmentation ratio", "arrived workload (% of GPU capacity)",
+                            "fragmented / idle (%)", frag),
+               "</p></body></html>\n");
+  std::ofstream out(path, std::ios::binary);
+  if (!out) return absl::InvalidArgumentError(util::Cat("cannot write report ", path));
+  out << html;
+  if (!out) return absl::InvalidArgumentError(util::Cat("writing report ", path, " failed"));
+  return absl::OkStatus();
+}
+
+}  // namespace gpuplane::cli

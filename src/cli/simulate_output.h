@@ -1,0 +1,38 @@
+// Output of `gpuplane simulate`: the terminal table, the JSON document and the
+// self-contained HTML report (inline SVG charts, no scripts or network).
+#ifndef GPUPLANE_CLI_SIMULATE_OUTPUT_H_
+#define GPUPLANE_CLI_SIMULATE_OUTPUT_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "sim/experiment.h"
+
+namespace gpuplane::cli {
+
+struct FillReport {
+  std::string trace;
+  int64_t total_milli = 0;
+  std::vector<sim::FillRun> runs;
+  std::vector<sim::PolicySummary> summary;
+  int64_t input_problems = 0;
+};
+
+std::string FillTable(const FillReport& r);
+std::string FillJson(const FillReport& r);
+absl::Status WriteFillHtml(const FillReport& r, const std::string& path);
+
+// An SVG line chart: one series per name, x and y in data units.
+struct Series {
+  std::string name;
+  std::vector<std::pair<double, double>> points;
+};
+std::string SvgLineChart(const std::string& title, const std::string& x_label,
+                         const std::string& y_label, const std::vector<Series>& series);
+// Escapes &, <, >, " for HTML text and attributes.
+std::string HtmlEscape(const std::string& s);
+
+}  // namespace gpuplane::cli
+
+#endif  // GPUPLANE_CLI_SIMULATE_OUTPUT_H_

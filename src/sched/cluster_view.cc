@@ -1,0 +1,53 @@
+#include "sched/cluster_view.h"
+
+#include <algorithm>
+
+namespace gpuplane::sched {
+
+int64_t NodeView::gpu_left() const {
+  int64_t sum = 0;
+  for (int f : gpu_free) sum += f;
+  return sum;
+}
+
+int NodeView::whole_free() const {
+  return static_cast<int>(std::count(gpu_free.begin(), gpu_free.end(), kMilli));
+}
+
+int ClusterView::ModelId(const std::string& name) const {
+  auto it = std::find(models.begin(), models.end(), name);
+  return it == models.end() ? -1 : static_cast<int>(it - models.begin());
+}
+
+bool Feasible(const NodeView& node, const PodDemand& pod) {
+  if (node.cpu_free < pod.cpu_milli) return false;
+  if (node.memory_capacity > 0 && node.memory_free < pod.memory_mib) return false;
+  if (pod.num_gpu == 0) return true;
+  if (node.model < 0 || !pod.Allows(node.model)) return false;
+  if (pod.num_gpu == 1) {
+    for (int f : node.gpu_free) {
+      if (f >= pod.gpu_milli) return true;
+    }
+    return false;
+  }
+  return node.whole_free() >= pod.num_gpu;
+}
+
+std::vector<int> TightestGpus(const NodeView& node, const PodDemand& pod) {
+  std::vector<int> out;
+  if (pod.num_gpu == 1) {
+    int best = -1;
+    for (int g = 0; g < node.gpus(); ++g) {
+      int f = node.gpu_free[g];
+      if (f >= pod.gpu_milli && (best < 0 || f < node.gpu_free[best])) best = g;
+    }
+    if (best >= 0) out.push_back(best);
+    return out;
+  }
+  for (int g = 0; g < node.gpus() && static_cast<int>(out.size()) < pod.num_gpu; ++g) {
+    if (node.gpu_free[g] == kMilli) out.push_back(g);
+  }
+  return out;
+}
+
+}  // namespace gpuplane::sched

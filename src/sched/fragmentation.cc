@@ -1,0 +1,106 @@
+#include "sched/fragmentation.h"
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+namespace gpuplane::sched {
+
+Workload Workload::FromPods(std::vector<PodDemand>& pods, double coverage) {
+  using Key = std::tuple<int64_t, int, int, uint64_t>;
+  std::map<Key, int64_t> counts;
+  for (const PodDemand& p : pods) ++counts[{p.cpu_milli, p.gpu_milli, p.num_gpu, p.models}];
+  std::vector<std::pair<Key, int64_t>> sorted(counts.begin(), counts.end());
+  // Most frequent first; ties in key order, so the result does not depend on pod order.
+  std::stable_sort(sorted.begin(), sorted.end(),
+                   [](const auto& a, const auto& b) { return a.second > b.second; });
+  Workload w;
+  int64_t covered = 0, total = static_cast<int64_t>(pods.size());
+  std::map<Key, int> index;
+  for (const auto& [key, n] : sorted) {
+    if (total == 0 || static_cast<double>(covered) >= coverage * static_cast<double>(total)) break;
+    covered += n;
+    index[key] = static_cast<int>(w.types_.size());
+    w.types_.push_back(TaskType{std::get<0>(key), std::get<1>(key), std::get<2>(key),
+                                std::get<3>(key), static_cast<double>(n)});
+  }
+  for (TaskType& t : w.types_) t.probability /= static_cast<double>(covered);
+  for (PodDemand& p : pods) {
+    auto it = index.find({p.cpu_milli, p.gpu_milli, p.num_gpu, p.models});
+    p.type = it == index.end() ? -1 : it->second;
+  }
+  return w;
+}
+
+double Workload::NodeFragmentation(int model, int64_t cpu_free,
+                                   const std::vector<int>& gpu_free) const {
+  int64_t total_free = 0;
+  for (int f : gpu_free) total_free += f;
+  if (total_free == 0) return 0;
+  double sum = 0;
+  for (const TaskType& t : types_) {
+    int64_t frag = total_free;
+    bool allowed = model >= 0 && (t.models == 0 || (t.models >> model & 1) != 0);
+    if (t.num_gpu > 0 && allowed && cpu_free >= t.cpu_milli) {
+      int fitting = 0;
+      int64_t below = 0;
+      for (int f : gpu_free) {
+        if (f >= t.gpu_milli) {
+          ++fitting;
+        } else {
+          below += f;
+        }
+      }
+      if (fitting >= t.num_gpu) frag = below;
+    }
+    sum += t.probability * static_cast<double>(frag);
+  }
+  return sum;
+}
+
+void GradientCache::NewPod(const ClusterView& view) {
+  memo_.clear();
+  entries_.clear();
+  if (frag_.size() != view.nodes.size()) frag_.assign(view.nodes.size(), {0, 0});
+}
+
+uint64_t GradientCache::Hash(const NodeView& n) {
+  uint64_t h = 1469598103934665603ULL;
+  auto mix = [&](uint64_t v) { h = (h ^ v) * 1099511628211ULL; };
+  mix(static_cast<uint64_t>(n.model));
+  mix(static_cast<uint64_t>(n.cpu_free));
+  for (int f : n.gpu_free) mix(static_cast<uint64_t>(f));
+  return h;
+}
+
+bool GradientCache::Same(const NodeView& a, const NodeView& b) {
+  return a.model == b.model && a.cpu_free == b.cpu_free && a.gpu_free == b.gpu_free;
+}
+
+const GradientCache::Answer* GradientCache::Find(const ClusterView& view, uint32_t node) const {
+  const NodeView& n = view.nodes[node];
+  auto [lo, hi] = memo_.equal_range(Hash(n));
+  for (auto it = lo; it != hi; ++it) {
+    const auto& [rep, answer] = entries_[it->second];
+    if (Same(view.nodes[rep], n)) return &answer;
+  }
+  return nullptr;
+}
+
+void GradientCache::Put(const ClusterView& view, uint32_t node, Answer answer) {
+  memo_.emplace(Hash(view.nodes[node]), entries_.size());
+  entries_.emplace_back(node, std::move(answer));
+}
+
+double GradientCache::Fragmentation(const Workload& workload, const ClusterView& view,
+                                    uint32_t node) {
+  const NodeView& n = view.nodes[node];
+  auto& [version, value] = frag_[node];
+  if (version != n.version + 1) {
+    value = workload.NodeFragmentation(n.model, n.cpu_free, n.gpu_free);
+    version = n.version + 1;
+  }
+  return value;
+}
+
+}  // namespace gpuplane::sched

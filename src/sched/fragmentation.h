@@ -1,0 +1,69 @@
+// Fragmentation as the FGD paper measures it (../shared/docs/fgd-method.md): a target
+// workload of task types with probabilities, and for a node the expected share of its free
+// GPU capacity that a random task of that workload could not use. Immutable; thread-safe.
+#ifndef GPUPLANE_SCHED_FRAGMENTATION_H_
+#define GPUPLANE_SCHED_FRAGMENTATION_H_
+
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+#include "sched/cluster_view.h"
+
+namespace gpuplane::sched {
+
+struct TaskType {
+  int64_t cpu_milli = 0;
+  int gpu_milli = 0;
+  int num_gpu = 0;
+  uint64_t models = 0;  // 0: any
+  double probability = 0;
+};
+
+class Workload {
+ public:
+  Workload() = default;
+  // The most frequent (cpu, gpu_milli, num_gpu, models) types of `pods`, taken until they
+  // cover `coverage` of the pods, with probabilities proportional to their counts. Sets each
+  // pod's `type` to its type's index (or -1).
+  static Workload FromPods(std::vector<PodDemand>& pods, double coverage = 0.95);
+
+  const std::vector<TaskType>& types() const { return types_; }
+
+  // F_n: sum over types of probability x free milli-GPU the type cannot use on this node,
+  // given the node's model, free CPU and per-GPU free shares.
+  double NodeFragmentation(int model, int64_t cpu_free, const std::vector<int>& gpu_free) const;
+
+ private:
+  std::vector<TaskType> types_;
+};
+
+// What the fragmentation-gradient policies compute per node for one pod, memoized: nodes
+// equal in model, free CPU and per-GPU free shares get the same answer, and each node's own
+// fragmentation is cached across pods until the node changes (NodeView::version).
+class GradientCache {
+ public:
+  struct Answer {
+    double score = 0;
+    std::vector<int> gpus;
+  };
+
+  // Call at the start of each placement decision.
+  void NewPod(const ClusterView& view);
+  // The memoized answer for a node equal to `node`, or null.
+  const Answer* Find(const ClusterView& view, uint32_t node) const;
+  void Put(const ClusterView& view, uint32_t node, Answer answer);
+  // F_n of the node as it is now.
+  double Fragmentation(const Workload& workload, const ClusterView& view, uint32_t node);
+
+ private:
+  static uint64_t Hash(const NodeView& n);
+  static bool Same(const NodeView& a, const NodeView& b);
+  std::vector<std::pair<uint64_t, double>> frag_;     // per node: version + 1, F_n
+  std::unordered_multimap<uint64_t, size_t> memo_;    // node hash -> index into entries_
+  std::vector<std::pair<uint32_t, Answer>> entries_;  // representative node, answer
+};
+
+}  // namespace gpuplane::sched
+
+#endif  // GPUPLANE_SCHED_FRAGMENTATION_H_

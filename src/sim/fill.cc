@@ -1,0 +1,98 @@
+#include "sim/fill.h"
+
+#include <chrono>
+#include <cmath>
+
+#include "sched/policy.h"
+#include "sched/rng.h"
+
+namespace gpuplane::sim {
+
+absl::StatusOr<FillRun> RunFill(std::shared_ptr<const SimCluster> cluster,
+                                const std::vector<sched::PodDemand>& pods,
+                                const sched::Workload& workload, const std::string& policy_name,
+                                const FillOptions& options) {
+  auto start = std::chrono::steady_clock::now();
+  absl::StatusOr<std::unique_ptr<sched::Policy>> policy = sched::MakePolicy(policy_name, workload);
+  if (!policy.ok()) return policy.status();
+  SimState sim(cluster);
+  sched::ClusterView& view = sim.view();
+  const double total = static_cast<double>(view.total_milli);
+  FillRun run;
+  run.policy = policy_name;
+  run.seed = options.seed;
+  if (view.total_milli == 0 || pods.empty()) {
+    return absl::InvalidArgumentError("fill mode needs GPU nodes and at least one pod");
+  }
+
+  // 1-3: shuffle, then inflate (or trim) to tune x capacity by resampling the trace.
+  sched::Rng rng(options.seed);
+  std::vector<sched::PodDemand> order = pods;
+  rng.Shuffle(order);
+  const double target = options.tune * total;
+  double requested = 0;
+  for (const sched::PodDemand& p : order) requested += static_cast<double>(p.gpu_request());
+  bool any_gpu = requested > 0;
+  while (any_gpu && requested < target) {
+    const sched::PodDemand& p = pods[rng.Below(pods.size())];
+    order.push_back(p);
+    requested += static_cast<double>(p.gpu_request());
+  }
+  while (requested > target && !order.empty()) {
+    size_t i = rng.Below(order.size());
+    requested -= static_cast<double>(order[i].gpu_request());
+    order.erase(order.begin() + static_cast<std::ptrdiff_t>(i));
+  }
+  // 4: node priority for ties.
+  rng.Shuffle(view.priority);
+
+  // Fragmentation per node, kept current.
+  std::vector<double> frag(view.nodes.size(), 0);
+  double frag_sum = 0;
+  auto refresh = [&](uint32_t n) {
+    const sched::NodeView& node = view.nodes[n];
+    double f =
+        node.gpus() == 0 ? 0 : workload.NodeFragmentation(node.model, node.cpu_free, node.gpu_free);
+    frag_sum += f - frag[n];
+    frag[n] = f;
+  };
+  for (uint32_t n = 0; n < view.nodes.size(); ++n) refresh(n);
+
+  std::vector<double> alloc_sum(kMaxArrived + 1, 0), frag_ratio_sum(kMaxArrived + 1, 0);
+  std::vector<int64_t> count(kMaxArrived + 1, 0);
+  double arrived = 0;
+  for (const sched::PodDemand& pod : order) {
+    ++run.submitted;
+    arrived += static_cast<double>(pod.gpu_request());
+    std::optional<sched::Placement> where = (*policy)->Place(view, pod, rng);
+    if (!where) {
+      ++run.failed_pods;
+    } else if (!sim.Place(pod, *where)) {
+      ++run.failed_pods;
+      ++run.disagreements;
+    } else {
+      refresh(where->node);
+    }
+    long x = std::lround(arrived * 100 / total);
+    if (x > kMaxArrived) continue;
+    double allocated = static_cast<double>(sim.allocated_milli());
+    double idle = total - allocated;
+    alloc_sum[x] += allocated * 100 / total;
+    frag_ratio_sum[x] += idle > 0 ? frag_sum * 100 / idle : 0;
+    ++count[x];
+  }
+  run.disagreements += sim.disagreements();
+  double last_alloc = 0, last_frag = 0;
+  for (int x = 0; x <= kMaxArrived; ++x) {
+    if (count[x] > 0) {
+      last_alloc = alloc_sum[x] / static_cast<double>(count[x]);
+      last_frag = frag_ratio_sum[x] / static_cast<double>(count[x]);
+    }
+    run.alloc_ratio.push_back(last_alloc);
+    run.frag_ratio.push_back(last_frag);
+  }
+  run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return run;
+}
+
+}  // namespace gpuplane::sim

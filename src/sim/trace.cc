@@ -1,0 +1,266 @@
+#include "sim/trace.h"
+
+#include <algorithm>
+#include <charconv>
+#include <map>
+
+#include "util/strings.h"
+
+namespace gpuplane::sim {
+namespace {
+
+// One CSV table: header names and rows of fields, with 1-based line numbers. Fields may be
+// double-quoted ("" escapes a quote); the openb files never need it.
+struct Table {
+  std::vector<std::string> header;
+  std::vector<std::pair<int, std::vector<std::string>>> rows;
+};
+
+std::vector<std::string> SplitCsvLine(std::string_view line) {
+  std::vector<std::string> out(1);
+  bool quoted = false;
+  for (size_t i = 0; i < line.size(); ++i) {
+    char c = line[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+        out.back() += '"';
+        ++i;
+      } else if (c == '"') {
+        quoted = false;
+      } else {
+        out.back() += c;
+      }
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      out.emplace_back();
+    } else {
+      out.back() += c;
+    }
+  }
+  return out;
+}
+
+Table ParseTable(const std::string& text) {
+  Table t;
+  size_t pos = 0;
+  int line_no = 0;
+  while (pos <= text.size()) {
+    size_t end = text.find('\n', pos);
+    if (end == std::string::npos) end = text.size();
+    std::string_view line(text.data() + pos, end - pos);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    ++line_no;
+    pos = end + 1;
+    if (line.empty()) continue;
+    if (t.header.empty()) {
+      t.header = SplitCsvLine(line);
+      for (std::string& h : t.header) {
+        h.erase(0, h.find_first_not_of(" \t\xEF\xBB\xBF"));  // spaces, a UTF-8 BOM
+        h.erase(h.find_last_not_of(" \t") + 1);
+      }
+    } else {
+      t.rows.emplace_back(line_no, SplitCsvLine(line));
+    }
+  }
+  return t;
+}
+
+class Columns {
+ public:
+  Columns(const Table& t, const std::string& name) : name_(name) {
+    for (size_t i = 0; i < t.header.size(); ++i) index_[t.header[i]] = i;
+  }
+  absl::Status Require(std::initializer_list<const char*> names) const {
+    for (const char* n : names) {
+      if (!index_.contains(n)) {
+        return absl::InvalidArgumentError(util::Cat(name_, ":1: the header lacks column \"", n,
+                                                    "\"; expected columns: ", JoinNames(names)));
+      }
+    }
+    return absl::OkStatus();
+  }
+  const std::string* Get(const std::vector<std::string>& row, const std::string& col) const {
+    auto it = index_.find(col);
+    if (it == index_.end() || it->second >= row.size()) return nullptr;
+    return &row[it->second];
+  }
+
+ private:
+  static std::string JoinNames(std::initializer_list<const char*> names) {
+    std::string s;
+    for (const char* n : names) util::Append(s, s.empty() ? "" : ", ", n);
+    return s;
+  }
+  std::string name_;
+  std::map<std::string, size_t> index_;
+};
+
+// Reads a non-negative integer field; false (with `problem` set) when it is not one.
+bool Integer(const Columns& cols, const std::vector<std::string>& row, const char* col,
+             int64_t& out, std::string& problem) {
+  const std::string* v = cols.Get(row, col);
+  if (v == nullptr) {
+    problem = util::Cat("column ", col, " is missing in this row");
+    return false;
+  }
+  std::string_view s = *v;
+  while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
+  while (!s.empty() && s.back() == ' ') s.remove_suffix(1);
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+  if (ec != std::errc() || ptr != s.data() + s.size() || s.empty() || out < 0) {
+    problem = util::Cat(col, " \"", *v, "\" is not a non-negative integer");
+    return false;
+  }
+  return true;
+}
+
+bool Seconds(const Columns& cols, const std::vector<std::string>& row, const char* col, double& out,
+             std::string& problem) {
+  const std::string* v = cols.Get(row, col);
+  if (v == nullptr || v->empty()) return true;  // optional
+  int64_t n = 0;
+  if (!Integer(cols, row, col, n, problem)) return false;
+  out = static_cast<double>(n);
+  return true;
+}
+
+std::string Where(const std::string& name, int line) { return util::Cat(name, ":", line); }
+
+}  // namespace
+
+absl::StatusOr<NodeTrace> ParseOpenbNodes(const std::string& text, const std::string& name) {
+  Table t = ParseTable(text);
+  Columns cols(t, name);
+  absl::Status s = cols.Require({"sn", "cpu_milli", "memory_mib", "gpu", "model"});
+  if (!s.ok()) return s;
+  NodeTrace out;
+  for (const auto& [line, row] : t.rows) {
+    TraceNode n;
+    n.source = Where(name, line);
+    if (const std::string* sn = cols.Get(row, "sn"); sn != nullptr) n.name = *sn;
+    std::string problem;
+    int64_t gpus = 0;
+    if (row.size() != t.header.size()) {
+      problem = util::Cat("expected ", t.header.size(), " fields, found ", row.size());
+    } else if (Integer(cols, row, "cpu_milli", n.cpu_milli, problem) &&
+               Integer(cols, row, "memory_mib", n.memory_mib, problem) &&
+               Integer(cols, row, "gpu", gpus, problem)) {
+      n.model = *cols.Get(row, "model");
+      if (gpus > 64) {
+        problem = util::Cat("gpu ", gpus, " is more GPUs than a node can have (at most 64)");
+      } else if (gpus > 0 && n.model.empty()) {
+        problem = "a node with GPUs needs a model";
+      } else if (n.name.empty()) {
+        problem = "the node has no name (sn)";
+      }
+      n.gpus = static_cast<int>(gpus);
+      if (gpus == 0) n.model.clear();
+    }
+    if (!problem.empty()) {
+      out.problems.push_back(util::Cat(n.source, ": node skipped: ", problem));
+      continue;
+    }
+    out.nodes.push_back(std::move(n));
+  }
+  return out;
+}
+
+absl::StatusOr<NodeTrace> ParseSpotNodes(const std::string& text, const std::string& name) {
+  Table t = ParseTable(text);
+  Columns cols(t, name);
+  absl::Status s = cols.Require({"gpu_model", "gpu_capacity_num", "cpu_num", "node_name"});
+  if (!s.ok()) return s;
+  NodeTrace out;
+  for (const auto& [line, row] : t.rows) {
+    TraceNode n;
+    n.source = Where(name, line);
+    std::string problem;
+    int64_t gpus = 0, cpus = 0;
+    if (row.size() != t.header.size()) {
+      problem = util::Cat("expected ", t.header.size(), " fields, found ", row.size());
+    } else if (Integer(cols, row, "gpu_capacity_num", gpus, problem) &&
+               Integer(cols, row, "cpu_num", cpus, problem)) {
+      n.name = util::Cat("spot-", *cols.Get(row, "node_name"));
+      n.model = *cols.Get(row, "gpu_model");
+      n.cpu_milli = cpus * 1000;
+      if (gpus > 64) problem = util::Cat("gpu_capacity_num ", gpus, " is more than 64");
+      if (gpus > 0 && n.model.empty()) problem = "a node with GPUs needs a gpu_model";
+      n.gpus = static_cast<int>(gpus);
+    }
+    if (!problem.empty()) {
+      out.problems.push_back(util::Cat(n.source, ": node skipped: ", problem));
+      continue;
+    }
+    out.nodes.push_back(std::move(n));
+  }
+  return out;
+}
+
+absl::StatusOr<PodTrace> ParseOpenbPods(const std::string& text, const std::string& name) {
+  Table t = ParseTable(text);
+  Columns cols(t, name);
+  absl::Status s = cols.Require({"name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli"});
+  if (!s.ok()) return s;
+  PodTrace out;
+  for (const auto& [line, row] : t.rows) {
+    TracePod p;
+    p.source = Where(name, line);
+    std::string problem;
+    int64_t num_gpu = 0, gpu_milli = 0;
+    if (row.size() != t.header.size()) {
+      problem = util::Cat("expected ", t.header.size(), " fields, found ", row.size());
+    } else if (Integer(cols, row, "cpu_milli", p.cpu_milli, problem) &&
+               Integer(cols, row, "memory_mib", p.memory_mib, problem) &&
+               Integer(cols, row, "num_gpu", num_gpu, problem) &&
+               Integer(cols, row, "gpu_milli", gpu_milli, problem) &&
+               Seconds(cols, row, "creation_time", p.creation, problem) &&
+               Seconds(cols, row, "deletion_time", p.deletion, problem)) {
+      p.name = *cols.Get(row, "name");
+      if (num_gpu > 64) {
+        problem = util::Cat("num_gpu ", num_gpu, " is more GPUs than any node has");
+      } else {
+        p.num_gpu = static_cast<int>(num_gpu);
+        // Sharing applies to single-GPU tasks; several GPUs are always whole.
+        gpu_milli = std::clamp<int64_t>(gpu_milli, 0, 1000);
+        if (p.num_gpu > 1 || (p.num_gpu == 1 && gpu_milli == 0)) gpu_milli = 1000;
+        p.gpu_milli = p.num_gpu == 0 ? 0 : static_cast<int>(gpu_milli);
+      }
+      if (const std::string* spec = cols.Get(row, "gpu_spec"); spec != nullptr) {
+        size_t start = 0;
+        while (start <= spec->size() && !spec->empty()) {
+          size_t bar = spec->find('|', start);
+          if (bar == std::string::npos) bar = spec->size();
+          if (bar > start) p.models.push_back(spec->substr(start, bar - start));
+          start = bar + 1;
+        }
+      }
+    }
+    if (!problem.empty()) {
+      out.problems.push_back(util::Cat(p.source, ": pod skipped: ", problem));
+      continue;
+    }
+    out.pods.push_back(std::move(p));
+  }
+  return out;
+}
+
+absl::StatusOr<NodeTrace> ReadOpenbNodes(const std::string& path) {
+  absl::StatusOr<std::string> text = util::ReadFile(path);
+  if (!text.ok()) return text.status();
+  return ParseOpenbNodes(*text, path);
+}
+
+absl::StatusOr<NodeTrace> ReadSpotNodes(const std::string& path) {
+  absl::StatusOr<std::string> text = util::ReadFile(path);
+  if (!text.ok()) return text.status();
+  return ParseSpotNodes(*text, path);
+}
+
+absl::StatusOr<PodTrace> ReadOpenbPods(const std::string& path) {
+  absl::StatusOr<std::string> text = util::ReadFile(path);
+  if (!text.ok()) return text.status();
+  return ParseOpenbPods(*text, path);
+}
+
+}  // namespace gpuplane::sim
