@@ -16,7 +16,7 @@ git ls-files 'src/*.cc' 'src/*.h' 'bench/*.cc' 'fuzz/*.cc' | xargs clang-format 
 echo "== GCC release build (-Werror) and all tests"
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DGPUPLANE_WERROR=ON >/dev/null
 cmake --build build -j "$JOBS"
-ctest --test-dir build --output-on-failure -j "$JOBS"
+ctest --test-dir build --output-on-failure -j "$JOBS" 2>&1 | tee build/ctest.log
 
 echo "== clang-tidy (.clang-tidy; findings are errors)"
 git ls-files 'src/*.cc' | xargs -P "$JOBS" -n 4 clang-tidy -p build --quiet --warnings-as-errors='*' 2>/dev/null
@@ -33,6 +33,7 @@ for target in build-asan/fuzz/*_fuzz; do
   corpus=$(mktemp -d)
   case "$name" in
     cel_fuzz) cp testdata/cel/corpus/* "$corpus"/ ;;
+    trace_fuzz) cp testdata/sim/*.csv "$corpus"/ ;;
     *) find testdata examples -type f \( -name '*.yaml' -o -name '*.json' \) -size -64k \
          -exec cp {} "$corpus"/ \; 2>/dev/null || true ;;
   esac
@@ -42,6 +43,6 @@ for target in build-asan/fuzz/*_fuzz; do
   rm -rf "$corpus"
 done
 
-# Last, so CI reads ctest's closing line for the whole suite.
+# Last, so CI reads ctest's closing line for the whole suite (from the run above).
 echo "== summary"
-ctest --test-dir build -j "$JOBS" 2>&1 | grep -E "tests passed|tests failed|Total Test time"
+grep -E "tests passed|tests failed|Total Test time" build/ctest.log

@@ -113,9 +113,8 @@ class Search {
       if (Classify(Alt(slots_[slot], alt), d) == Reject::kNone && !fatal_) out.push_back(d);
     }
     if (scorer_.ranks()) {
-      std::stable_sort(out.begin(), out.end(), [&](DeviceId a, DeviceId b) {
-        return scorer_.Rank(a) < scorer_.Rank(b);
-      });
+      std::stable_sort(out.begin(), out.end(),
+                       [&](DeviceId a, DeviceId b) { return scorer_.Rank(a) < scorer_.Rank(b); });
     }
     return candidates_.emplace(key, std::move(out)).first->second;
   }

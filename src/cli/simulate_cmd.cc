@@ -1,5 +1,6 @@
 // `gpuplane simulate`: replays GPU workloads on a modelled cluster through the real allocator
 // and the placement policies, and reports allocation, fragmentation and waiting.
+#include <atomic>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -13,8 +14,11 @@
 #include "sched/policy.h"
 #include "sim/cluster_generator.h"
 #include "sim/experiment.h"
+#include "sim/replay.h"
+#include "sim/scenario.h"
 #include "sim/trace.h"
 #include "sim/workload.h"
+#include "sim/workload_generator.h"
 #include "util/strings.h"
 
 namespace gpuplane::cli {
@@ -25,14 +29,17 @@ struct SimulateOptions {
   std::string spot_nodes;  // spot-GPU node CSV
   std::string generate;    // generator mix
   std::string pods;        // openb pod CSV
+  std::string workload;    // "generate": the built-in job generator (replay mode)
+  int64_t jobs = 10000;
+  double load = 0.85;
   std::string mode = "fill";
   std::vector<std::string> policies;
-  std::string seeds = "42-51";
+  std::string seeds;  // default: 42-51 in fill mode, 42 in replay mode
   double tune = 1.3;
   std::string output = "text";
   std::string report;
   bool strict = false;
-  int jobs = 0;
+  int parallel = 0;  // runs at once; 0: all cores
 };
 
 absl::StatusOr<std::vector<uint64_t>> ParseSeeds(const std::string& text) {
@@ -95,12 +102,94 @@ void Report(const std::vector<std::string>& problems, const char* what, bool qui
                shown < problems.size() ? " (first 10 shown)" : "");
 }
 
+std::vector<std::string> Policies(const SimulateOptions& opt) {
+  if (!opt.policies.empty()) return opt.policies;
+  if (opt.mode == "replay") return {"k8s", "gpuplane"};
+  return {"bestfit", "fgd", "gpuplane"};
+}
+
+int Jobs(const SimulateOptions& opt) {
+  return opt.parallel > 0 ? opt.parallel
+                          : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
+// Replay runs (policies x seeds), in parallel, results in policy-then-seed order.
+int Replay(const SimulateOptions& opt, std::shared_ptr<const sim::SimCluster> cluster,
+           const std::vector<sim::ReplayJob>& jobs, const sched::Workload& workload,
+           const std::vector<std::string>& policies, const std::vector<uint64_t>& seeds,
+           const std::string& name, int64_t problems) {
+  size_t n = policies.size() * seeds.size();
+  std::vector<absl::StatusOr<sim::ReplayRun>> results(n, absl::UnknownError("not run"));
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    for (size_t i = next++; i < n; i = next++) {
+      results[i] = sim::RunReplay(cluster, jobs, workload, policies[i / seeds.size()],
+                                  sim::ReplayOptions{seeds[i % seeds.size()], 200});
+    }
+  };
+  std::vector<std::thread> pool;
+  for (int t = 1; t < std::min<int>(Jobs(opt), static_cast<int>(n)); ++t) pool.emplace_back(worker);
+  worker();
+  for (std::thread& t : pool) t.join();
+  ReplayReport report{name, cluster->empty_view().total_milli, {}, problems};
+  for (absl::StatusOr<sim::ReplayRun>& r : results) {
+    if (!r.ok()) return Fail(r.status());
+    report.runs.push_back(std::move(*r));
+  }
+  if (!opt.report.empty()) {
+    absl::Status s = WriteReplayHtml(report, opt.report);
+    if (!s.ok()) return Fail(s);
+  }
+  std::string out = opt.output == "json" ? ReplayJson(report) : ReplayTable(report);
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  return kExitOk;
+}
+
+int RunGeneratedReplay(const SimulateOptions& opt, std::shared_ptr<const sim::SimCluster> cluster,
+                       const std::vector<uint64_t>& seeds) {
+  std::vector<sim::ReplayJob> jobs =
+      sim::GenerateJobs(sim::JobMixSpec{opt.jobs, opt.load, seeds.at(0)}, cluster->empty_view());
+  std::vector<sched::PodDemand> demands;
+  for (const sim::ReplayJob& j : jobs) demands.push_back(j.demand);
+  sched::Workload workload = sched::Workload::FromPods(demands);
+  for (size_t i = 0; i < jobs.size(); ++i) jobs[i].demand.type = demands[i].type;
+  std::vector<std::string> policies = Policies(opt);
+  for (const std::string& p : policies) {
+    absl::StatusOr<std::unique_ptr<sched::Policy>> made = sched::MakePolicy(p, workload);
+    if (!made.ok()) return Fail(made.status());
+  }
+  return Replay(opt, cluster, jobs, workload, policies, seeds,
+                util::Cat("generated ", opt.jobs, " jobs at load ", opt.load), 0);
+}
+
+// No cluster and no workload given: the built-in scenario.
+int RunDefaultScenario(const SimulateOptions& opt) {
+  sim::ScenarioSpec spec;
+  if (!opt.seeds.empty()) {
+    absl::StatusOr<std::vector<uint64_t>> seeds = ParseSeeds(opt.seeds);
+    if (!seeds.ok()) return Fail(seeds.status());
+    spec.seed = seeds->at(0);
+  }
+  absl::StatusOr<std::vector<sim::ScenarioResult>> results = sim::RunDefaultScenario(spec);
+  if (!results.ok()) return Fail(results.status());
+  std::string description = sim::DescribeDefaultScenario(spec);
+  if (!opt.report.empty()) {
+    absl::Status s = WriteScenarioHtml(description, *results, opt.report);
+    if (!s.ok()) return Fail(s);
+  }
+  std::string out = opt.output == "json" ? ScenarioJson(description, *results)
+                                         : ScenarioTable(description, *results);
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  return kExitOk;
+}
+
 int RunSimulate(const SimulateOptions& opt) {
   // Cluster.
   std::vector<sim::TraceNode> nodes;
   std::vector<std::string> problems;
   int sources = (opt.nodes.empty() ? 0 : 1) + (opt.spot_nodes.empty() ? 0 : 1) +
                 (opt.generate.empty() ? 0 : 1);
+  if (sources == 0 && opt.pods.empty() && opt.workload.empty()) return RunDefaultScenario(opt);
   if (sources != 1) {
     return Fail(absl::InvalidArgumentError(
         "give exactly one cluster: --nodes FILE (openb), --spot-nodes FILE or --generate MIX"));
@@ -121,7 +210,22 @@ int RunSimulate(const SimulateOptions& opt) {
       sim::SimCluster::FromNodes(nodes);
   if (!cluster.ok()) return Fail(cluster.status());
   // Workload.
-  if (opt.pods.empty()) return Fail(absl::InvalidArgumentError("--pods FILE is required"));
+  absl::StatusOr<std::vector<uint64_t>> seeds =
+      ParseSeeds(opt.seeds.empty() ? (opt.mode == "fill" ? "42-51" : "42") : opt.seeds);
+  if (!seeds.ok()) return Fail(seeds.status());
+  if (opt.workload == "generate") {
+    if (opt.mode != "replay") {
+      return Fail(absl::InvalidArgumentError("--workload generate is for --mode replay"));
+    }
+    return RunGeneratedReplay(opt, *cluster, *seeds);
+  }
+  if (!opt.workload.empty()) {
+    return Fail(absl::InvalidArgumentError(util::Cat(
+        "--workload \"", opt.workload, "\": the only built-in workload is \"generate\"")));
+  }
+  if (opt.pods.empty()) {
+    return Fail(absl::InvalidArgumentError("give --pods FILE (or --workload generate)"));
+  }
   absl::StatusOr<sim::PodTrace> pt = sim::ReadOpenbPods(opt.pods);
   if (!pt.ok()) return Fail(pt.status());
   problems.insert(problems.end(), pt->problems.begin(), pt->problems.end());
@@ -133,23 +237,26 @@ int RunSimulate(const SimulateOptions& opt) {
     return kExitProblems;
   }
   sched::Workload workload = sched::Workload::FromPods(demands.pods);
-  absl::StatusOr<std::vector<uint64_t>> seeds = ParseSeeds(opt.seeds);
-  if (!seeds.ok()) return Fail(seeds.status());
-  std::vector<std::string> policies = opt.policies;
-  if (policies.empty()) policies = {"bestfit", "fgd", "gpuplane"};
+  std::vector<std::string> policies = Policies(opt);
   for (const std::string& p : policies) {
     absl::StatusOr<std::unique_ptr<sched::Policy>> made = sched::MakePolicy(p, workload);
     if (!made.ok()) return Fail(made.status());
   }
-  if (opt.mode != "fill") {
-    return Fail(absl::UnimplementedError("--mode replay is not available yet"));
+  std::string trace = opt.pods.substr(opt.pods.find_last_of('/') + 1);
+  if (opt.mode == "replay") {
+    std::vector<double> creation, deletion;  // of the pods ToDemands kept
+    for (size_t i : demands.trace_index) {
+      creation.push_back(pt->pods[i].creation);
+      deletion.push_back(pt->pods[i].deletion);
+    }
+    std::vector<sim::ReplayJob> jobs = sim::JobsFromTrace(demands.pods, creation, deletion);
+    return Replay(opt, *cluster, jobs, workload, policies, *seeds, trace,
+                  static_cast<int64_t>(problems.size()));
   }
-  int jobs =
-      opt.jobs > 0 ? opt.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  int jobs = Jobs(opt);
   absl::StatusOr<std::vector<sim::FillRun>> runs =
       sim::RunFills(*cluster, demands.pods, workload, policies, *seeds, opt.tune, jobs);
   if (!runs.ok()) return Fail(runs.status());
-  std::string trace = opt.pods.substr(opt.pods.find_last_of('/') + 1);
   FillReport report{trace, (*cluster)->empty_view().total_milli, *runs,
                     sim::Summarize(*runs, (*cluster)->empty_view().total_milli),
                     static_cast<int64_t>(problems.size())};
@@ -180,7 +287,16 @@ Command AddSimulateCommand(CLI::App& app) {
                   "Policies to compare (repeatable or comma-separated): random, dotprod, "
                   "clustering, packing, bestfit, fgd, k8s, gpuplane")
       ->delimiter(',');
-  cmd->add_option("--seeds", opt->seeds, "Seeds: 42, 42-51 or 1,5,9")->capture_default_str();
+  cmd->add_option("--seeds", opt->seeds,
+                  "Seeds: 42, 42-51 or 1,5,9 (default 42-51 in fill mode, 42 in replay mode)");
+  cmd->add_option("--workload", opt->workload,
+                  "Built-in workload instead of --pods: \"generate\" (replay mode)");
+  cmd->add_option("--jobs", opt->jobs, "Generated workload: number of jobs")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{1}, int64_t{100'000'000}));
+  cmd->add_option("--load", opt->load, "Generated workload: mean GPU load to aim for")
+      ->capture_default_str()
+      ->check(CLI::Range(0.01, 10.0));
   cmd->add_option("--tune", opt->tune, "Fill mode: workload as a multiple of GPU capacity")
       ->capture_default_str()
       ->check(CLI::Range(0.01, 10.0));
@@ -188,7 +304,7 @@ Command AddSimulateCommand(CLI::App& app) {
       ->check(CLI::IsMember({"text", "json"}));
   cmd->add_option("--report", opt->report, "Also write a self-contained HTML report here");
   cmd->add_flag("--strict", opt->strict, "Stop on the first input problem instead of skipping");
-  cmd->add_option("-j,--jobs", opt->jobs, "Runs in parallel (default: all cores)");
+  cmd->add_option("-j,--parallel", opt->parallel, "Runs in parallel (default: all cores)");
   return Command{cmd, [opt] { return RunSimulate(*opt); }};
 }
 

@@ -8,6 +8,8 @@
 
 #include "absl/status/status.h"
 #include "sim/experiment.h"
+#include "sim/replay.h"
+#include "sim/scenario.h"
 
 namespace gpuplane::cli {
 
@@ -19,7 +21,27 @@ struct FillReport {
   int64_t input_problems = 0;
 };
 
+struct ReplayReport {
+  std::string workload;
+  int64_t total_milli = 0;
+  std::vector<sim::ReplayRun> runs;
+  int64_t input_problems = 0;
+};
+
 std::string FillTable(const FillReport& r);
+std::string ReplayTable(const ReplayReport& r);
+std::string ReplayJson(const ReplayReport& r);
+absl::Status WriteReplayHtml(const ReplayReport& r, const std::string& path);
+std::string ScenarioTable(const std::string& description,
+                          const std::vector<sim::ScenarioResult>& results);
+std::string ScenarioJson(const std::string& description,
+                         const std::vector<sim::ScenarioResult>& results);
+absl::Status WriteScenarioHtml(const std::string& description,
+                               const std::vector<sim::ScenarioResult>& results,
+                               const std::string& path);
+
+// Percentile (0..100) of unsorted values, nearest rank; 0 for none.
+double Percentile(std::vector<double> values, double p);
 std::string FillJson(const FillReport& r);
 absl::Status WriteFillHtml(const FillReport& r, const std::string& path);
 

@@ -54,17 +54,30 @@ absl::Status AllocationState::Allocate(const Inventory& inventory, DeviceId d,
 absl::Status AllocationState::Release(const Inventory& inventory, DeviceId d,
                                       const std::map<std::string, api::Quantity>& consumed) {
   const DeviceInfo& info = inventory.devices()[d];
+  // Check everything first, so a release of something not allocated changes nothing.
+  bool shareable = info.spec->allow_multiple_allocations.value_or(false);
   for (const CounterUse& use : info.consumes) {
-    absl::StatusOr<api::Quantity> next = counters_used_[use.set][use.counter].Sub(use.amount);
-    if (!next.ok()) return next.status();
-    counters_used_[use.set][use.counter] = *next;
+    if (counters_used_[use.set][use.counter] < use.amount) {
+      return absl::FailedPreconditionError(
+          util::Cat("device ", info.spec->name, " releases counters it does not hold"));
+    }
   }
-  if (info.spec->allow_multiple_allocations.value_or(false)) {
-    return AddAll(capacity_used_[d], consumed, true);
-  }
-  if (in_use_[d] == 0) {
+  if (shareable) {
+    for (const auto& [name, q] : consumed) {
+      auto it = capacity_used_[d].find(name);
+      if (it == capacity_used_[d].end() || it->second < q) {
+        return absl::FailedPreconditionError(util::Cat("device ", info.spec->name, " releases ",
+                                                       q.String(), " of ", name,
+                                                       " that is not allocated"));
+      }
+    }
+  } else if (in_use_[d] == 0) {
     return absl::FailedPreconditionError(util::Cat("device ", info.spec->name, " is not in use"));
   }
+  for (const CounterUse& use : info.consumes) {
+    counters_used_[use.set][use.counter] = *counters_used_[use.set][use.counter].Sub(use.amount);
+  }
+  if (shareable) return AddAll(capacity_used_[d], consumed, true);
   --in_use_[d];
   return absl::OkStatus();
 }

@@ -4,14 +4,15 @@
 
 namespace gpuplane::sched {
 
-int64_t NodeView::gpu_left() const {
-  int64_t sum = 0;
-  for (int f : gpu_free) sum += f;
-  return sum;
-}
-
-int NodeView::whole_free() const {
-  return static_cast<int>(std::count(gpu_free.begin(), gpu_free.end(), kMilli));
+void NodeView::Refresh() {
+  gpu_left_ = 0;
+  whole_free_ = 0;
+  max_free_ = 0;
+  for (int f : gpu_free) {
+    gpu_left_ += f;
+    whole_free_ += f == kMilli ? 1 : 0;
+    max_free_ = std::max(max_free_, f);
+  }
 }
 
 int ClusterView::ModelId(const std::string& name) const {
@@ -24,12 +25,7 @@ bool Feasible(const NodeView& node, const PodDemand& pod) {
   if (node.memory_capacity > 0 && node.memory_free < pod.memory_mib) return false;
   if (pod.num_gpu == 0) return true;
   if (node.model < 0 || !pod.Allows(node.model)) return false;
-  if (pod.num_gpu == 1) {
-    for (int f : node.gpu_free) {
-      if (f >= pod.gpu_milli) return true;
-    }
-    return false;
-  }
+  if (pod.num_gpu == 1) return node.max_free() >= pod.gpu_milli;
   return node.whole_free() >= pod.num_gpu;
 }
 

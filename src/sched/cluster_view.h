@@ -44,8 +44,16 @@ struct NodeView {
   uint64_t version = 0;                          // bumped on every change (for caches)
 
   int gpus() const { return static_cast<int>(gpu_free.size()); }
-  int64_t gpu_left() const;
-  int whole_free() const;  // GPUs with nothing allocated
+  int64_t gpu_left() const { return gpu_left_; }
+  int whole_free() const { return whole_free_; }  // GPUs with nothing allocated
+  int max_free() const { return max_free_; }      // the largest free share of one GPU
+  // Recomputes the aggregates above; call after changing gpu_free.
+  void Refresh();
+
+ private:
+  int64_t gpu_left_ = 0;
+  int whole_free_ = 0;
+  int max_free_ = 0;
 };
 
 struct ClusterView {

@@ -197,12 +197,28 @@ class FgdPolicy : public Policy {
   GradientCache cache_;
 };
 
-// Kubernetes today: NodeResourcesFit's LeastAllocated over CPU and memory (DRA devices are not
-// scored), and the DRA allocator's first fit inside the node.
+// Kubernetes today: the scheduler looks for feasible nodes from a rotating start and stops
+// after numFeasibleNodesToFind (percentageOfNodesToScore, adaptive: 50% - nodes/125, at least
+// 5% and 100 nodes), scores them with NodeResourcesFit's LeastAllocated over CPU and memory
+// (DRA devices are not scored), and the DRA allocator takes the first fitting device.
 class KubernetesPolicy : public Policy {
  public:
   std::optional<Placement> Place(const ClusterView& view, const PodDemand& pod, Rng&) override {
-    return Best(view, pod, [&](const NodeView& node, std::vector<int>&) {
+    const size_t all = view.priority.size();
+    if (all == 0) return std::nullopt;
+    size_t want = all;
+    if (all >= 100) {
+      int64_t percent = std::max<int64_t>(5, 50 - static_cast<int64_t>(all) / 125);
+      want = std::max<size_t>(100, all * static_cast<size_t>(percent) / 100);
+    }
+    std::optional<Placement> best;
+    double best_score = 0;
+    size_t found = 0, visited = 0;
+    for (; visited < all && found < want; ++visited) {
+      uint32_t n = view.priority[(start_ + visited) % all];
+      const NodeView& node = view.nodes[n];
+      if (!Feasible(node, pod)) continue;
+      ++found;
       double cpu = node.cpu_capacity > 0 ? static_cast<double>(node.cpu_free - pod.cpu_milli) /
                                                static_cast<double>(node.cpu_capacity)
                                          : 0;
@@ -210,9 +226,18 @@ class KubernetesPolicy : public Policy {
                        ? static_cast<double>(node.memory_free - pod.memory_mib) /
                              static_cast<double>(node.memory_capacity)
                        : 0;
-      return std::trunc(100 * (cpu + mem) / 2);
-    });
+      double score = std::trunc(100 * (cpu + mem) / 2);
+      if (!best || score > best_score) {
+        best_score = score;
+        best = Placement{n, {}};
+      }
+    }
+    start_ = (start_ + visited) % all;
+    return best;
   }
+
+ private:
+  size_t start_ = 0;  // nextStartNodeIndex
 };
 
 }  // namespace

@@ -90,6 +90,7 @@ absl::StatusOr<std::shared_ptr<const SimCluster>> SimCluster::FromNodes(
       v.total_milli += static_cast<int64_t>(n.gpus) * sched::kMilli;
       v.max_gpus_per_node = std::max(v.max_gpus_per_node, n.gpus);
     }
+    nv.Refresh();
     v.nodes.push_back(std::move(nv));
   }
   for (uint32_t i = 0; i < v.nodes.size(); ++i) v.priority.push_back(i);
@@ -106,6 +107,7 @@ SimState::SimState(std::shared_ptr<const SimCluster> cluster)
   device_gpu_.assign(cluster_->inventory().devices().size(), {0, -1});
   for (uint32_t n = 0; n < view_.nodes.size(); ++n) {
     const sched::NodeView& nv = view_.nodes[n];
+    inventory_node_.push_back(cluster_->inventory().FindNode(nv.name).value_or(model::kNoId));
     for (int g = 0; g < nv.gpus(); ++g) device_gpu_[nv.gpu_devices[g]] = {n, g};
   }
 }
@@ -148,13 +150,13 @@ std::optional<Placed> SimState::Place(const sched::PodDemand& pod, const sched::
   }
   Placed placed{where.node, {}};
   if (pod.num_gpu > 0) {
-    std::optional<model::NodeId> id = cluster_->inventory().FindNode(node.name);
-    if (!id) return std::nullopt;
+    model::NodeId id = inventory_node_[where.node];
+    if (id == model::kNoId) return std::nullopt;
     std::vector<model::DeviceId> preferred;
     for (int g : where.gpus) preferred.push_back(node.gpu_devices[g]);
     prefer_.Prefer(std::move(preferred));
     const alloc::CompiledClaim& claim = ClaimFor(pod);
-    alloc::Outcome o = allocator_.Allocate({&claim}, *id, state_);
+    alloc::Outcome o = allocator_.Allocate({&claim}, id, state_);
     if (!o.allocated || !allocator_.Commit(o, {&claim}, state_).ok()) return std::nullopt;
     bool as_chosen = where.gpus.empty() || o.choices.size() == where.gpus.size();
     for (size_t i = 0; i < o.choices.size() && as_chosen && !where.gpus.empty(); ++i) {
@@ -173,6 +175,7 @@ std::optional<Placed> SimState::Place(const sched::PodDemand& pod, const sched::
   }
   node.cpu_free -= pod.cpu_milli;
   node.memory_free -= pod.memory_mib;
+  node.Refresh();
   ++node.version;
   return placed;
 }
@@ -193,6 +196,7 @@ absl::Status SimState::Release(const sched::PodDemand& pod, const Placed& placed
   }
   node.cpu_free += pod.cpu_milli;
   node.memory_free += pod.memory_mib;
+  node.Refresh();
   ++node.version;
   return absl::OkStatus();
 }

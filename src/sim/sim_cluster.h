@@ -81,6 +81,7 @@ class SimState {
   alloc::SelectorCache selectors_;
   std::map<std::tuple<int, int, uint64_t>, std::unique_ptr<alloc::CompiledClaim>> claims_;
   std::vector<std::pair<uint32_t, int>> device_gpu_;  // device id -> (node, GPU index)
+  std::vector<model::NodeId> inventory_node_;         // view node -> inventory node
   int64_t allocated_milli_ = 0;
   int64_t disagreements_ = 0;
 };

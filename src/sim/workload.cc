@@ -15,7 +15,8 @@ Demands ToDemands(const std::vector<TracePod>& pods, const sched::ClusterView& c
     max_memory = std::max(max_memory, n.memory_capacity);
     memory_modelled = memory_modelled && n.memory_capacity > 0;
   }
-  for (const TracePod& p : pods) {
+  for (size_t index = 0; index < pods.size(); ++index) {
+    const TracePod& p = pods[index];
     sched::PodDemand d;
     d.cpu_milli = p.cpu_milli;
     d.memory_mib = p.memory_mib;
@@ -54,6 +55,7 @@ Demands ToDemands(const std::vector<TracePod>& pods, const sched::ClusterView& c
     }
     out.pods.push_back(d);
     out.names.push_back(p.name);
+    out.trace_index.push_back(index);
   }
   return out;
 }

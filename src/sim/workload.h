@@ -16,6 +16,7 @@ namespace gpuplane::sim {
 struct Demands {
   std::vector<sched::PodDemand> pods;
   std::vector<std::string> names;     // parallel to pods
+  std::vector<size_t> trace_index;    // parallel to pods: index in the trace
   std::vector<std::string> problems;  // "file:line: ..." each
   int dropped = 0;
 };
