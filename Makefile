@@ -12,6 +12,7 @@ CMAKE_FLAGS ?=
 
 run: deps build
 	./$(BUILD)/gpuplane validate examples/
+	./$(BUILD)/gpuplane simulate
 
 test: deps
 	bash scripts/test.sh

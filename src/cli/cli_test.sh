@@ -88,5 +88,58 @@ expect_output "^6 objects, 0 errors, 0 warnings$" "generated dir validates" -- "
 "$BIN" generate cluster --mix "h100=3,a100-80gb+mig=2x4,t4=1x2" --format json >"$tmp/c2.json"
 expect_exit 0 "generator is deterministic" -- cmp "$tmp/c.json" "$tmp/c2.json"
 
+
+# simulate
+tmp=$(mktemp -d)
+expect_exit 0 "default scenario" -- "$BIN" simulate --no-timing
+expect_output "OOM failures +[1-9][0-9]* +0$" "default scenario: OOM only with integer GPUs" -- "$BIN" simulate
+"$BIN" simulate --no-timing -o json >"$tmp/a.json" 2>/dev/null
+"$BIN" simulate --no-timing -o json >"$tmp/b.json" 2>/dev/null
+expect_exit 0 "default scenario is byte-for-byte deterministic" -- cmp "$tmp/a.json" "$tmp/b.json"
+expect_output '^\{"scenario":".*","results":\[\{"mode":"k8s"' "default scenario JSON" -- cat "$tmp/a.json"
+expect_output '^\{"runs":\[\{"policy":"bestfit","seed":1,"trace":"pods.csv","alloc_ratio":\{"0":' \
+  "fill JSON shape" -- "$BIN" simulate --nodes testdata/sim/nodes.csv --pods testdata/sim/pods.csv \
+  --seeds 1-2 --policy bestfit,fgd -o json
+expect_output '"summary":\[\{"policy":"bestfit","trace":"pods.csv","alloc_ratio_at_100":\{"mean":' \
+  "fill JSON summary" -- "$BIN" simulate --nodes testdata/sim/nodes.csv --pods testdata/sim/pods.csv \
+  --seeds 1-2 --policy bestfit,fgd -o json
+"$BIN" simulate --nodes testdata/sim/nodes.csv --pods testdata/sim/pods.csv --policy random,gpuplane \
+  --no-timing -o json >"$tmp/f1.json" 2>/dev/null
+"$BIN" simulate --nodes testdata/sim/nodes.csv --pods testdata/sim/pods.csv --policy random,gpuplane \
+  --no-timing -o json -j 1 >"$tmp/f2.json" 2>/dev/null
+expect_exit 0 "fill runs are deterministic, whatever the parallelism" -- cmp "$tmp/f1.json" "$tmp/f2.json"
+expect_output "pods-malformed.csv:5: pod nine-gpus dropped: it asks for 9 GPUs, but no node has more than 8" \
+  "impossible requests are reported with file and line" -- "$BIN" simulate --nodes testdata/sim/nodes.csv \
+  --pods testdata/sim/pods-malformed.csv --seeds 1
+expect_output "4 input problems" "input problems are counted" -- "$BIN" simulate \
+  --nodes testdata/sim/nodes.csv --pods testdata/sim/pods-malformed.csv --seeds 1
+expect_exit 0 "bad rows do not stop the run" -- "$BIN" simulate --nodes testdata/sim/nodes.csv \
+  --pods testdata/sim/pods-malformed.csv --seeds 1
+expect_exit 1 "--strict stops on bad rows" -- "$BIN" simulate --nodes testdata/sim/nodes.csv \
+  --pods testdata/sim/pods-malformed.csv --strict
+expect_exit 2 "unknown policy" -- "$BIN" simulate --nodes testdata/sim/nodes.csv \
+  --pods testdata/sim/pods.csv --policy nope
+expect_output 'unknown policy "nope"; known policies: random, dotprod' "unknown policy message" -- \
+  "$BIN" simulate --nodes testdata/sim/nodes.csv --pods testdata/sim/pods.csv --policy nope
+expect_exit 2 "missing file" -- "$BIN" simulate --nodes testdata/sim/none.csv --pods testdata/sim/pods.csv
+expect_exit 2 "two clusters" -- "$BIN" simulate --nodes testdata/sim/nodes.csv --generate h100=1 \
+  --pods testdata/sim/pods.csv
+expect_exit 2 "bad seeds" -- "$BIN" simulate --nodes testdata/sim/nodes.csv --pods testdata/sim/pods.csv \
+  --seeds 5-x
+expect_exit 0 "replay of a trace" -- "$BIN" simulate --mode replay --nodes testdata/sim/nodes.csv \
+  --pods testdata/sim/pods.csv
+expect_output '^\{"replay":\[\{"policy":"k8s","seed":42,"workload":"generated 500 jobs' \
+  "replay JSON" -- "$BIN" simulate --mode replay --generate h100=4 --workload generate --jobs 500 -o json
+expect_exit 0 "fill report" -- "$BIN" simulate --nodes testdata/sim/nodes.csv --pods testdata/sim/pods.csv \
+  --seeds 1-2 --report "$tmp/fill.html"
+expect_output "<svg" "fill report has charts" -- cat "$tmp/fill.html"
+expect_exit 1 "the report needs no network" -- grep -qE "https?://[^w]|<script" "$tmp/fill.html"
+expect_exit 0 "replay report" -- "$BIN" simulate --mode replay --generate h100=4 --workload generate \
+  --jobs 500 --report "$tmp/replay.html"
+expect_output "Queueing delay distribution" "replay report charts" -- cat "$tmp/replay.html"
+expect_output "fill mode, trace pods.csv, 32 GPUs" "cluster from DRA objects" -- "$BIN" simulate \
+  --objects examples/cluster --pods testdata/sim/pods.csv --seeds 1
+rm -rf "$tmp"
+
 echo "$pass passed, $failures failed"
 [[ $failures -eq 0 ]]

@@ -1,18 +1,23 @@
 // `gpuplane simulate`: replays GPU workloads on a modelled cluster through the real allocator
 // and the placement policies, and reports allocation, fragmentation and waiting.
+#include <unistd.h>
+
 #include <atomic>
 #include <cstdio>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "api/loader.h"
 #include "cli/commands.h"
 #include "cli/simulate_output.h"
 #include "nlohmann/json.hpp"
 #include "sched/fragmentation.h"
 #include "sched/policy.h"
 #include "sim/cluster_generator.h"
+#include "sim/dra_nodes.h"
 #include "sim/experiment.h"
 #include "sim/replay.h"
 #include "sim/scenario.h"
@@ -25,11 +30,12 @@ namespace gpuplane::cli {
 namespace {
 
 struct SimulateOptions {
-  std::string nodes;       // openb node CSV
-  std::string spot_nodes;  // spot-GPU node CSV
-  std::string generate;    // generator mix
-  std::string pods;        // openb pod CSV
-  std::string workload;    // "generate": the built-in job generator (replay mode)
+  std::string nodes;                 // openb node CSV
+  std::string spot_nodes;            // spot-GPU node CSV
+  std::string generate;              // generator mix
+  std::vector<std::string> objects;  // DRA objects
+  std::string pods;                  // openb pod CSV
+  std::string workload;              // "generate": the built-in job generator (replay mode)
   int64_t jobs = 10000;
   double load = 0.85;
   std::string mode = "fill";
@@ -39,6 +45,7 @@ struct SimulateOptions {
   std::string output = "text";
   std::string report;
   bool strict = false;
+  bool no_timing = false;
   int parallel = 0;  // runs at once; 0: all cores
 };
 
@@ -89,6 +96,19 @@ absl::StatusOr<std::vector<sim::TraceNode>> GeneratedNodes(const std::string& mi
   return out;
 }
 
+// A progress bar on stderr, only when stderr is a terminal.
+sim::Progress ProgressBar(const char* what) {
+  if (isatty(fileno(stderr)) == 0) return nullptr;
+  return [what](size_t done, size_t total) {
+    const int width = 30;
+    int filled = static_cast<int>(width * done / std::max<size_t>(1, total));
+    std::fprintf(stderr, "\r%s [%-*s] %zu/%zu", what, width, std::string(filled, '#').c_str(), done,
+                 total);
+    if (done == total) std::fprintf(stderr, "\r%*s\r", width + 40, "");
+    std::fflush(stderr);
+  };
+}
+
 int Fail(const absl::Status& s) {
   std::fprintf(stderr, "gpuplane simulate: %s\n", std::string(s.message()).c_str());
   return kExitUsage;
@@ -121,10 +141,15 @@ int Replay(const SimulateOptions& opt, std::shared_ptr<const sim::SimCluster> cl
   size_t n = policies.size() * seeds.size();
   std::vector<absl::StatusOr<sim::ReplayRun>> results(n, absl::UnknownError("not run"));
   std::atomic<size_t> next{0};
+  size_t done = 0;
+  std::mutex mu;
+  sim::Progress progress = ProgressBar("replay runs");
   auto worker = [&] {
     for (size_t i = next++; i < n; i = next++) {
       results[i] = sim::RunReplay(cluster, jobs, workload, policies[i / seeds.size()],
                                   sim::ReplayOptions{seeds[i % seeds.size()], 200});
+      std::lock_guard<std::mutex> lock(mu);
+      if (progress) progress(++done, n);
     }
   };
   std::vector<std::thread> pool;
@@ -134,6 +159,7 @@ int Replay(const SimulateOptions& opt, std::shared_ptr<const sim::SimCluster> cl
   ReplayReport report{name, cluster->empty_view().total_milli, {}, problems};
   for (absl::StatusOr<sim::ReplayRun>& r : results) {
     if (!r.ok()) return Fail(r.status());
+    if (opt.no_timing) r->seconds = 0;
     report.runs.push_back(std::move(*r));
   }
   if (!opt.report.empty()) {
@@ -145,11 +171,13 @@ int Replay(const SimulateOptions& opt, std::shared_ptr<const sim::SimCluster> cl
   return kExitOk;
 }
 
-int RunGeneratedReplay(const SimulateOptions& opt, std::shared_ptr<const sim::SimCluster> cluster,
+int RunGeneratedReplay(const SimulateOptions& opt,
+                       const std::shared_ptr<const sim::SimCluster>& cluster,
                        const std::vector<uint64_t>& seeds) {
   std::vector<sim::ReplayJob> jobs =
       sim::GenerateJobs(sim::JobMixSpec{opt.jobs, opt.load, seeds.at(0)}, cluster->empty_view());
   std::vector<sched::PodDemand> demands;
+  demands.reserve(jobs.size());
   for (const sim::ReplayJob& j : jobs) demands.push_back(j.demand);
   sched::Workload workload = sched::Workload::FromPods(demands);
   for (size_t i = 0; i < jobs.size(); ++i) jobs[i].demand.type = demands[i].type;
@@ -172,6 +200,9 @@ int RunDefaultScenario(const SimulateOptions& opt) {
   }
   absl::StatusOr<std::vector<sim::ScenarioResult>> results = sim::RunDefaultScenario(spec);
   if (!results.ok()) return Fail(results.status());
+  if (opt.no_timing) {
+    for (sim::ScenarioResult& r : *results) r.seconds = 0;
+  }
   std::string description = sim::DescribeDefaultScenario(spec);
   if (!opt.report.empty()) {
     absl::Status s = WriteScenarioHtml(description, *results, opt.report);
@@ -188,11 +219,12 @@ int RunSimulate(const SimulateOptions& opt) {
   std::vector<sim::TraceNode> nodes;
   std::vector<std::string> problems;
   int sources = (opt.nodes.empty() ? 0 : 1) + (opt.spot_nodes.empty() ? 0 : 1) +
-                (opt.generate.empty() ? 0 : 1);
+                (opt.generate.empty() ? 0 : 1) + (opt.objects.empty() ? 0 : 1);
   if (sources == 0 && opt.pods.empty() && opt.workload.empty()) return RunDefaultScenario(opt);
   if (sources != 1) {
     return Fail(absl::InvalidArgumentError(
-        "give exactly one cluster: --nodes FILE (openb), --spot-nodes FILE or --generate MIX"));
+        "give exactly one cluster: --nodes FILE (openb), --spot-nodes FILE, --objects DIR or "
+        "--generate MIX"));
   }
   absl::StatusOr<sim::NodeTrace> nt = !opt.nodes.empty() ? sim::ReadOpenbNodes(opt.nodes)
                                       : !opt.spot_nodes.empty()
@@ -201,6 +233,21 @@ int RunSimulate(const SimulateOptions& opt) {
   if (!nt.ok()) return Fail(nt.status());
   nodes = std::move(nt->nodes);
   problems = std::move(nt->problems);
+  if (!opt.objects.empty()) {
+    api::LoadResult loaded = api::LoadPaths(opt.objects);
+    for (const api::Diagnostic& d : loaded.diagnostics) {
+      if (d.is_error()) problems.push_back(d.ToString());
+    }
+    if (loaded.errors() > 0 && opt.strict) {
+      Report(problems, "errors in the DRA objects", false);
+      return kExitProblems;
+    }
+    nodes = sim::NodesFromObjects(loaded.objects);
+    if (nodes.empty()) {
+      return Fail(absl::InvalidArgumentError(
+          "--objects: no node with GPUs among the objects (expected ResourceSlices of GPUs)"));
+    }
+  }
   if (!opt.generate.empty()) {
     absl::StatusOr<std::vector<sim::TraceNode>> g = GeneratedNodes(opt.generate);
     if (!g.ok()) return Fail(g.status());
@@ -254,9 +301,12 @@ int RunSimulate(const SimulateOptions& opt) {
                   static_cast<int64_t>(problems.size()));
   }
   int jobs = Jobs(opt);
-  absl::StatusOr<std::vector<sim::FillRun>> runs =
-      sim::RunFills(*cluster, demands.pods, workload, policies, *seeds, opt.tune, jobs);
+  absl::StatusOr<std::vector<sim::FillRun>> runs = sim::RunFills(
+      *cluster, demands.pods, workload, policies, *seeds, opt.tune, jobs, ProgressBar("fill runs"));
   if (!runs.ok()) return Fail(runs.status());
+  if (opt.no_timing) {
+    for (sim::FillRun& r : *runs) r.seconds = 0;
+  }
   FillReport report{trace, (*cluster)->empty_view().total_milli, *runs,
                     sim::Summarize(*runs, (*cluster)->empty_view().total_milli),
                     static_cast<int64_t>(problems.size())};
@@ -280,6 +330,8 @@ Command AddSimulateCommand(CLI::App& app) {
                   "spot-GPU node CSV (gpu_model,gpu_capacity_num,cpu_num,node_name)");
   cmd->add_option("--generate", opt->generate,
                   "Generated cluster, e.g. h100=100,a100-80gb+mig=20x4 (see generate cluster)");
+  cmd->add_option("--objects", opt->objects,
+                  "Cluster from DRA objects: files or directories with ResourceSlices and Nodes");
   cmd->add_option("--pods", opt->pods, "openb pod CSV");
   cmd->add_option("--mode", opt->mode, "fill (the FGD experiment) or replay (time-driven)")
       ->check(CLI::IsMember({"fill", "replay"}));
@@ -304,6 +356,8 @@ Command AddSimulateCommand(CLI::App& app) {
       ->check(CLI::IsMember({"text", "json"}));
   cmd->add_option("--report", opt->report, "Also write a self-contained HTML report here");
   cmd->add_flag("--strict", opt->strict, "Stop on the first input problem instead of skipping");
+  cmd->add_flag("--no-timing", opt->no_timing,
+                "Print 0 for wall-clock seconds, so equal inputs give byte-identical output");
   cmd->add_option("-j,--parallel", opt->parallel, "Runs in parallel (default: all cores)");
   return Command{cmd, [opt] { return RunSimulate(*opt); }};
 }

@@ -30,7 +30,7 @@ ClusterView View(std::vector<NodeView> nodes) {
   v.nodes = std::move(nodes);
   for (uint32_t i = 0; i < v.nodes.size(); ++i) {
     v.priority.push_back(i);
-    v.total_milli += v.nodes[i].gpus() * kMilli;
+    v.total_milli += int64_t{v.nodes[i].gpus()} * kMilli;
     v.max_gpus_per_node = std::max(v.max_gpus_per_node, v.nodes[i].gpus());
   }
   return v;
@@ -73,6 +73,7 @@ TEST(ClusterViewTest, TightestGpus) {
 
 TEST(WorkloadTest, TypesCoverTheTraceByFrequency) {
   std::vector<PodDemand> pods;
+  pods.reserve(100);
   for (int i = 0; i < 60; ++i) pods.push_back(Pod(1, 1000));
   for (int i = 0; i < 30; ++i) pods.push_back(Pod(1, 500));
   for (int i = 0; i < 6; ++i) pods.push_back(Pod(8, 1000));

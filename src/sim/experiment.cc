@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <cmath>
+#include <mutex>
 #include <thread>
 
 namespace gpuplane::sim {
@@ -24,14 +25,19 @@ absl::StatusOr<std::vector<FillRun>> RunFills(std::shared_ptr<const SimCluster> 
                                               const sched::Workload& workload,
                                               const std::vector<std::string>& policies,
                                               const std::vector<uint64_t>& seeds, double tune,
-                                              int jobs) {
+                                              int jobs, const Progress& progress) {
   size_t n = policies.size() * seeds.size();
   std::vector<absl::StatusOr<FillRun>> results(n, absl::UnknownError("not run"));
   std::atomic<size_t> next{0};
+  size_t done = 0;
+  std::mutex mu;
   auto worker = [&] {
     for (size_t i = next++; i < n; i = next++) {
       results[i] = RunFill(cluster, pods, workload, policies[i / seeds.size()],
                            FillOptions{seeds[i % seeds.size()], tune});
+      std::lock_guard<std::mutex> lock(mu);
+      ++done;
+      if (progress) progress(done, n);
     }
   };
   int threads = std::max(1, std::min<int>(jobs, static_cast<int>(n)));

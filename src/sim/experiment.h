@@ -5,6 +5,7 @@
 #ifndef GPUPLANE_SIM_EXPERIMENT_H_
 #define GPUPLANE_SIM_EXPERIMENT_H_
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -24,12 +25,16 @@ struct PolicySummary {
   MeanSd failed_pods;
 };
 
+// `progress`, when set, is called after each finished run with (done, total), from the
+// worker threads one at a time.
+using Progress = std::function<void(size_t done, size_t total)>;
+
 absl::StatusOr<std::vector<FillRun>> RunFills(std::shared_ptr<const SimCluster> cluster,
                                               const std::vector<sched::PodDemand>& pods,
                                               const sched::Workload& workload,
                                               const std::vector<std::string>& policies,
                                               const std::vector<uint64_t>& seeds, double tune,
-                                              int jobs);
+                                              int jobs, const Progress& progress = nullptr);
 
 std::vector<PolicySummary> Summarize(const std::vector<FillRun>& runs, int64_t total_milli);
 

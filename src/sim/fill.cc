@@ -15,7 +15,7 @@ absl::StatusOr<FillRun> RunFill(std::shared_ptr<const SimCluster> cluster,
   auto start = std::chrono::steady_clock::now();
   absl::StatusOr<std::unique_ptr<sched::Policy>> policy = sched::MakePolicy(policy_name, workload);
   if (!policy.ok()) return policy.status();
-  SimState sim(cluster);
+  SimState sim(std::move(cluster));
   sched::ClusterView& view = sim.view();
   const double total = static_cast<double>(view.total_milli);
   FillRun run;

@@ -11,6 +11,7 @@ namespace {
 
 std::shared_ptr<const SimCluster> SmallCluster() {
   std::vector<TraceNode> nodes;
+  nodes.reserve(22);
   for (int i = 0; i < 12; ++i) {
     nodes.push_back({util::Cat("g2-", i), "G2", 96000, 393216, 8, "gen"});
   }

@@ -54,7 +54,7 @@ absl::StatusOr<ReplayRun> RunReplay(std::shared_ptr<const SimCluster> cluster,
       })) {
     return absl::InvalidArgumentError("replay jobs must be sorted by arrival time");
   }
-  SimState sim(cluster);
+  SimState sim(std::move(cluster));
   sched::Rng rng(options.seed);
   rng.Shuffle(sim.view().priority);
   const double total = static_cast<double>(sim.view().total_milli);

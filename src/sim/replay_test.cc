@@ -9,6 +9,7 @@ namespace {
 
 std::shared_ptr<const SimCluster> Cluster(int nodes) {
   std::vector<TraceNode> ns;
+  ns.reserve(static_cast<size_t>(nodes));
   for (int i = 0; i < nodes; ++i) ns.push_back({util::Cat("n", i), "H100", 64000, 262144, 8, "t"});
   return *SimCluster::FromNodes(ns);
 }
@@ -62,6 +63,7 @@ TEST(ReplayTest, RetryShortcutChangesNothing) {
   std::shared_ptr<const SimCluster> cluster = Cluster(20);
   std::vector<ReplayJob> jobs = GenerateJobs(JobMixSpec{3000, 1.2, 7}, cluster->empty_view());
   std::vector<sched::PodDemand> demands;
+  demands.reserve(jobs.size());
   for (const ReplayJob& j : jobs) demands.push_back(j.demand);
   sched::Workload w = sched::Workload::FromPods(demands);
   for (const char* policy : {"k8s", "bestfit", "gpuplane"}) {
