@@ -20,6 +20,12 @@ int ClusterView::ModelId(const std::string& name) const {
   return it == models.end() ? -1 : static_cast<int>(it - models.begin());
 }
 
+void ClusterView::SetPriority(std::vector<uint32_t> order) {
+  priority = std::move(order);
+  rank.assign(priority.size(), 0);
+  for (uint32_t i = 0; i < priority.size(); ++i) rank[priority[i]] = i;
+}
+
 bool Feasible(const NodeView& node, const PodDemand& pod) {
   if (node.cpu_free < pod.cpu_milli) return false;
   if (node.memory_capacity > 0 && node.memory_free < pod.memory_mib) return false;

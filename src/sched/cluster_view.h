@@ -60,10 +60,13 @@ struct ClusterView {
   std::vector<NodeView> nodes;
   std::vector<std::string> models;  // model id -> name
   std::vector<uint32_t> priority;   // node order for ties (seed-dependent)
+  std::vector<uint32_t> rank;       // node -> its position in `priority`
   int64_t total_milli = 0;          // all GPUs
   int max_gpus_per_node = 0;
 
   int ModelId(const std::string& name) const;  // -1 when unknown
+  // Sets the tie order (a permutation of node indices) and the ranks that mirror it.
+  void SetPriority(std::vector<uint32_t> order);
 };
 
 // Whether the pod fits on the node at all: CPU, memory, GPU model, and GPUs with room.

@@ -58,10 +58,12 @@ double Workload::NodeFragmentation(int model, int64_t cpu_free,
   return sum;
 }
 
-void GradientCache::NewPod(const ClusterView& view) {
+void GradientCache::NewPod(const ClusterView& view, const PodDemand& pod) {
   memo_.clear();
   entries_.clear();
   if (frag_.size() != view.nodes.size()) frag_.assign(view.nodes.size(), {0, 0});
+  per_node_ = &by_shape_[{pod.cpu_milli, pod.num_gpu, pod.gpu_milli}];
+  if (per_node_->size() != view.nodes.size()) per_node_->assign(view.nodes.size(), {0, Answer{}});
 }
 
 uint64_t GradientCache::Hash(const NodeView& n) {
@@ -87,9 +89,9 @@ const GradientCache::Answer* GradientCache::Find(const ClusterView& view, uint32
   return nullptr;
 }
 
-void GradientCache::Put(const ClusterView& view, uint32_t node, Answer answer) {
+void GradientCache::Put(const ClusterView& view, uint32_t node, const Answer& answer) {
   memo_.emplace(Hash(view.nodes[node]), entries_.size());
-  entries_.emplace_back(node, std::move(answer));
+  entries_.emplace_back(node, answer);
 }
 
 double GradientCache::Fragmentation(const Workload& workload, const ClusterView& view,

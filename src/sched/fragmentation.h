@@ -5,6 +5,8 @@
 #define GPUPLANE_SCHED_FRAGMENTATION_H_
 
 #include <cstdint>
+#include <map>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -48,20 +50,40 @@ class GradientCache {
     std::vector<int> gpus;
   };
 
-  // Call at the start of each placement decision.
-  void NewPod(const ClusterView& view);
-  // The memoized answer for a node equal to `node`, or null.
-  const Answer* Find(const ClusterView& view, uint32_t node) const;
-  void Put(const ClusterView& view, uint32_t node, Answer answer);
+  // Call at the start of each placement decision. An answer depends on the node's state and
+  // on the pod's CPU, GPU count and share (its shape), nothing else.
+  void NewPod(const ClusterView& view, const PodDemand& pod);
+  // The answer for `node`: remembered from an earlier pod of the same shape if the node has
+  // not changed since (NodeView::version), else from a node in the same state this decision,
+  // else `compute()`.
+  template <class Compute>
+  const Answer& Get(const ClusterView& view, uint32_t node, Compute compute) {
+    std::pair<uint64_t, Answer>& slot = (*per_node_)[node];
+    uint64_t version = view.nodes[node].version + 1;
+    if (slot.first == version) return slot.second;
+    if (const Answer* same = Find(view, node)) {
+      slot.second = *same;
+    } else {
+      slot.second = compute();
+      Put(view, node, slot.second);
+    }
+    slot.first = version;
+    return slot.second;
+  }
   // F_n of the node as it is now.
   double Fragmentation(const Workload& workload, const ClusterView& view, uint32_t node);
 
  private:
+  const Answer* Find(const ClusterView& view, uint32_t node) const;
+  void Put(const ClusterView& view, uint32_t node, const Answer& answer);
   static uint64_t Hash(const NodeView& n);
   static bool Same(const NodeView& a, const NodeView& b);
   std::vector<std::pair<uint64_t, double>> frag_;     // per node: version + 1, F_n
   std::unordered_multimap<uint64_t, size_t> memo_;    // node hash -> index into entries_
   std::vector<std::pair<uint32_t, Answer>> entries_;  // representative node, answer
+  // Per pod shape (CPU, GPU count, share): per node, version + 1 and the answer.
+  std::map<std::tuple<int64_t, int, int>, std::vector<std::pair<uint64_t, Answer>>> by_shape_;
+  std::vector<std::pair<uint64_t, Answer>>* per_node_ = nullptr;
 };
 
 }  // namespace gpuplane::sched

@@ -18,29 +18,35 @@ class GpuplanePolicy : public Policy {
   explicit GpuplanePolicy(const Workload& workload) : workload_(workload) {}
 
   std::optional<Placement> Place(const ClusterView& view, const PodDemand& pod, Rng&) override {
-    cache_.NewPod(view);
+    cache_.NewPod(view, pod);
     std::optional<Placement> best;
-    // Lexicographic: (fits a partly used GPU nearly exactly, -leftover, gradient score).
+    // Lexicographic: (fits a partly used GPU nearly exactly, -leftover, gradient score, -rank).
     bool best_partial = false;
     int best_left = 0;
     double best_score = 0;
-    for (uint32_t n : view.priority) {
+    uint32_t best_rank = 0;
+    for (uint32_t n = 0; n < view.nodes.size(); ++n) {
       const NodeView& node = view.nodes[n];
       if (!Feasible(node, pod)) continue;
-      const GradientCache::Answer& answer = Gradient(view, n, pod);
+      const GradientCache::Answer& answer =
+          cache_.Get(view, n, [&] { return Gradient(view, n, pod); });
       int partial_gpu = pod.sharing() ? TightestPartlyUsed(node, pod) : -1;
       if (partial_gpu >= 0 && node.gpu_free[partial_gpu] - pod.gpu_milli >= kNearPerfect) {
         partial_gpu = -1;
       }
       bool partial = partial_gpu >= 0;
       int left = partial ? node.gpu_free[partial_gpu] - pod.gpu_milli : 0;
-      bool better = !best || (partial && !best_partial) ||
-                    (partial == best_partial &&
-                     (left < best_left || (left == best_left && answer.score > best_score)));
+      bool better =
+          !best || (partial && !best_partial) ||
+          (partial == best_partial &&
+           (left < best_left ||
+            (left == best_left && (answer.score > best_score ||
+                                   (answer.score == best_score && view.rank[n] < best_rank)))));
       if (!better) continue;
       best_partial = partial;
       best_left = left;
       best_score = answer.score;
+      best_rank = view.rank[n];
       best = Placement{n, partial ? std::vector<int>{partial_gpu} : answer.gpus};
     }
     return best;
@@ -57,8 +63,7 @@ class GpuplanePolicy : public Policy {
     return best;
   }
 
-  const GradientCache::Answer& Gradient(const ClusterView& view, uint32_t n, const PodDemand& pod) {
-    if (const GradientCache::Answer* memo = cache_.Find(view, n)) return *memo;
+  GradientCache::Answer Gradient(const ClusterView& view, uint32_t n, const PodDemand& pod) {
     const NodeView& node = view.nodes[n];
     double before = cache_.Fragmentation(workload_, view, n);
     scratch_ = node.gpu_free;
@@ -89,8 +94,7 @@ class GpuplanePolicy : public Policy {
         }
       }
     }
-    cache_.Put(view, n, std::move(a));
-    return *cache_.Find(view, n);
+    return a;
   }
 
   const Workload& workload_;

@@ -12,20 +12,23 @@ namespace {
 constexpr double kCpuScale = 128000;  // the artifact's normalization: 128 cores
 constexpr double kGpuScale = 8000;    // and 8 GPUs
 
-// Visits feasible nodes in priority order; `score(node)` returns the node's score (higher
-// is better) and may fill `gpus`. Ties keep the earlier node.
+// The feasible node with the highest `score(node, gpus)` (which may fill `gpus`); ties go to
+// the node earlier in the priority order. Nodes are visited in index order (sequential
+// memory) and ties compared by rank, which picks the same node as a scan in priority order.
 template <class Score>
 std::optional<Placement> Best(const ClusterView& view, const PodDemand& pod, Score score) {
   std::optional<Placement> best;
   double best_score = 0;
+  uint32_t best_rank = 0;
   std::vector<int> gpus;
-  for (uint32_t n : view.priority) {
+  for (uint32_t n = 0; n < view.nodes.size(); ++n) {
     const NodeView& node = view.nodes[n];
     if (!Feasible(node, pod)) continue;
     gpus.clear();
     double s = score(node, gpus);
-    if (!best || s > best_score) {
+    if (!best || s > best_score || (s == best_score && view.rank[n] < best_rank)) {
       best_score = s;
+      best_rank = view.rank[n];
       best = Placement{n, gpus};
     }
   }
@@ -134,22 +137,18 @@ class FgdPolicy : public Policy {
   FgdPolicy(const Workload& workload, bool exact) : workload_(workload), exact_(exact) {}
 
   std::optional<Placement> Place(const ClusterView& view, const PodDemand& pod, Rng&) override {
-    cache_.NewPod(view);
+    cache_.NewPod(view, pod);
     std::optional<Placement> best;
     double best_score = 0;
-    for (uint32_t n : view.priority) {
+    uint32_t best_rank = 0;
+    for (uint32_t n = 0; n < view.nodes.size(); ++n) {
       const NodeView& node = view.nodes[n];
       if (!Feasible(node, pod)) continue;
-      const GradientCache::Answer* memo = cache_.Find(view, n);
-      GradientCache::Answer fresh;
-      if (memo == nullptr) {
-        fresh = Evaluate(view, n, pod);
-        cache_.Put(view, n, fresh);
-        memo = &fresh;
-      }
-      if (!best || memo->score > best_score) {
-        best_score = memo->score;
-        best = Placement{n, memo->gpus};
+      const GradientCache::Answer& a = cache_.Get(view, n, [&] { return Evaluate(view, n, pod); });
+      if (!best || a.score > best_score || (a.score == best_score && view.rank[n] < best_rank)) {
+        best_score = a.score;
+        best_rank = view.rank[n];
+        best = Placement{n, a.gpus};
       }
     }
     return best;

@@ -28,11 +28,13 @@ ClusterView View(std::vector<NodeView> nodes) {
   ClusterView v;
   v.models = {"A", "B"};
   v.nodes = std::move(nodes);
+  std::vector<uint32_t> order;
   for (uint32_t i = 0; i < v.nodes.size(); ++i) {
-    v.priority.push_back(i);
+    order.push_back(i);
     v.total_milli += int64_t{v.nodes[i].gpus()} * kMilli;
     v.max_gpus_per_node = std::max(v.max_gpus_per_node, v.nodes[i].gpus());
   }
+  v.SetPriority(order);
   return v;
 }
 
@@ -201,7 +203,9 @@ TEST(PolicyPropertyTest, MemoizedFgdMatchesTheDirectMethod) {
                            static_cast<int>(rng.Below(2))));
     }
     ClusterView v = View(nodes);
-    rng.Shuffle(v.priority);
+    std::vector<uint32_t> order = v.priority;
+    rng.Shuffle(order);
+    v.SetPriority(order);
     std::vector<PodDemand> trace;
     for (int i = 0; i < 40; ++i) {
       int g = rng.Below(5) == 0 ? 1 + static_cast<int>(rng.Below(3)) : 1;

@@ -44,7 +44,9 @@ absl::StatusOr<FillRun> RunFill(std::shared_ptr<const SimCluster> cluster,
     order.erase(order.begin() + static_cast<std::ptrdiff_t>(i));
   }
   // 4: node priority for ties.
-  rng.Shuffle(view.priority);
+  std::vector<uint32_t> node_order = view.priority;
+  rng.Shuffle(node_order);
+  view.SetPriority(std::move(node_order));
 
   // Fragmentation per node, kept current.
   std::vector<double> frag(view.nodes.size(), 0);

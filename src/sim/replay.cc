@@ -56,7 +56,9 @@ absl::StatusOr<ReplayRun> RunReplay(std::shared_ptr<const SimCluster> cluster,
   }
   SimState sim(std::move(cluster));
   sched::Rng rng(options.seed);
-  rng.Shuffle(sim.view().priority);
+  std::vector<uint32_t> node_order = sim.view().priority;
+  rng.Shuffle(node_order);
+  sim.view().SetPriority(std::move(node_order));
   const double total = static_cast<double>(sim.view().total_milli);
   ReplayRun run;
   run.policy = policy_name;

@@ -93,7 +93,9 @@ absl::StatusOr<std::shared_ptr<const SimCluster>> SimCluster::FromNodes(
     nv.Refresh();
     v.nodes.push_back(std::move(nv));
   }
-  for (uint32_t i = 0; i < v.nodes.size(); ++i) v.priority.push_back(i);
+  std::vector<uint32_t> order(v.nodes.size());
+  for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+  v.SetPriority(std::move(order));
   return std::shared_ptr<const SimCluster>(std::move(c));
 }
 
