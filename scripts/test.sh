@@ -34,6 +34,7 @@ for target in build-asan/fuzz/*_fuzz; do
   case "$name" in
     cel_fuzz) cp testdata/cel/corpus/* "$corpus"/ ;;
     trace_fuzz) cp testdata/sim/*.csv "$corpus"/ ;;
+    cgroup_fuzz) cp testdata/acct/cgroup/* "$corpus"/ ;;
     *) find testdata examples -type f \( -name '*.yaml' -o -name '*.json' \) -size -64k \
          -exec cp {} "$corpus"/ \; 2>/dev/null || true ;;
   esac
