@@ -1,0 +1,96 @@
+#include "acct/synthetic.h"
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+
+#include "util/strings.h"
+
+namespace gpuplane::acct {
+
+Synthetic MakeSynthetic(const SyntheticSpec& spec) {
+  std::mt19937_64 rng(spec.seed);
+  auto unit = [&] { return static_cast<double>(rng() >> 11) * 0x1.0p-53; };
+  Synthetic out;
+  out.gpu_uuid = util::Cat("GPU-synthetic-", spec.seed);
+  const int64_t gib = int64_t{1} << 30;
+  const int64_t total_memory = 80 * gib;
+  const double t0 = 1'700'000'000;  // seconds; NVML timestamps are CPU microseconds
+  int pods = std::clamp(spec.pods, 1, 7);
+  if (spec.sharing != Sharing::kMig) pods = std::clamp(spec.pods, 1, 8);
+  struct Pod {
+    double level = 0.3, memory = 0;
+  };
+  std::vector<Pod> state(pods);
+  for (int i = 0; i < pods; ++i) {
+    SyntheticTruth t;
+    t.who = ContainerRef{"team", util::Cat("pod-", i), "main"};
+    t.pid = 1000 + i;
+    t.device = spec.sharing == Sharing::kMig ? util::Cat("MIG-synthetic-", spec.seed, "-", i)
+                                             : out.gpu_uuid;
+    out.truth.push_back(t);
+    out.ownership.owners[t.device].push_back(t.who);
+    state[i].level = 0.05 + 0.5 * unit();
+    state[i].memory = static_cast<double>(gib) * (1 + 3 * unit());
+    if (spec.sharing == Sharing::kMig) {
+      out.recording.migs.push_back(
+          MigSample{t0, out.gpu_uuid, t.device, i + 1, "1g.10gb", 10 * gib, 0});
+    }
+  }
+  double prev_t = t0;
+  for (int s = 0; s <= spec.seconds; ++s) {
+    double t = t0 + s;
+    // Demands this period: a random walk with bursts.
+    std::vector<double> demand(pods);
+    for (int i = 0; i < pods; ++i) {
+      state[i].level = std::clamp(state[i].level + (unit() - 0.5) * 0.2, 0.0, 0.9);
+      demand[i] = unit() < 0.1 ? std::min(1.0, state[i].level * 2) : state[i].level;
+      state[i].memory = std::clamp(state[i].memory + (unit() - 0.45) * 0.05 * gib, 0.5 * gib,
+                                   (spec.sharing == Sharing::kMig ? 9.0 : 9.5) * gib);
+    }
+    double sum = 0, idle = 1;
+    for (double d : demand) sum += d, idle *= 1 - d;
+    double scale = spec.sharing == Sharing::kTimeSlicing && sum > 1 ? 1 / sum : 1;
+    double busy = spec.sharing == Sharing::kTimeSlicing ? std::min(1.0, sum)
+                  : spec.sharing == Sharing::kMps       ? 1 - idle
+                                                        : 0;  // no utilization under MIG
+    int64_t used_total = 0;
+    for (int i = 0; i < pods; ++i) used_total += static_cast<int64_t>(state[i].memory);
+    out.recording.devices.push_back(
+        DeviceSample{t, out.gpu_uuid, 0, "NVIDIA H100 80GB HBM3", total_memory, used_total,
+                     static_cast<int>(std::lround(100 * busy)), spec.sharing == Sharing::kMig});
+    for (int i = 0; i < pods; ++i) {
+      SyntheticTruth& truth = out.truth[i];
+      auto memory = static_cast<int64_t>(state[i].memory);
+      if (s > 0) {
+        // The period (prev_t, t] ran at this period's demand; memory held its previous value.
+        double share = demand[i] * scale;
+        if (spec.sharing != Sharing::kMig) {
+          truth.sm_seconds += share * (t - prev_t);
+          out.recording.process_utils.push_back(
+              ProcessUtilSample{t, out.gpu_uuid, truth.pid, std::llround(t * 1e6),
+                                static_cast<int>(std::lround(100 * share)), 0});
+        }
+      }
+      std::optional<int> gi;
+      if (spec.sharing == Sharing::kMig) gi = i + 1;
+      out.recording.processes.push_back(ProcessSample{t, out.gpu_uuid, truth.pid, memory, gi});
+    }
+    prev_t = t;
+  }
+  // Memory truth: each process's used memory holds until its next sample.
+  for (SyntheticTruth& truth : out.truth) {
+    const ProcessSample* last = nullptr;
+    for (const ProcessSample& p : out.recording.processes) {
+      if (p.pid != truth.pid) continue;
+      if (last != nullptr)
+        truth.memory_byte_seconds += static_cast<double>(last->used_memory) * (p.t - last->t);
+      last = &p;
+    }
+  }
+  out.recording.first_t = t0;
+  out.recording.last_t = t0 + spec.seconds;
+  return out;
+}
+
+}  // namespace gpuplane::acct

@@ -1,0 +1,44 @@
+// The synthetic sampler: 2-8 pods sharing one GPU under time-slicing, MPS or MIG, with
+// demand series from a built-in generator (bursty duty cycles and growing memory), written in
+// the recording format together with the exact ground truth per pod. Deterministic per seed.
+#ifndef GPUPLANE_ACCT_SYNTHETIC_H_
+#define GPUPLANE_ACCT_SYNTHETIC_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "acct/attribution.h"
+#include "acct/recording.h"
+
+namespace gpuplane::acct {
+
+enum class Sharing { kTimeSlicing, kMps, kMig };
+
+struct SyntheticSpec {
+  Sharing sharing = Sharing::kTimeSlicing;
+  int pods = 4;
+  int seconds = 600;  // one sample per second
+  uint64_t seed = 1;
+};
+
+struct SyntheticTruth {
+  ContainerRef who;
+  int64_t pid = 0;
+  std::string device;  // GPU UUID, or the MIG UUID of its instance
+  double sm_seconds = 0;
+  double memory_byte_seconds = 0;
+};
+
+struct Synthetic {
+  Recording recording;
+  std::vector<SyntheticTruth> truth;
+  Ownership ownership;
+  std::string gpu_uuid;
+};
+
+Synthetic MakeSynthetic(const SyntheticSpec& spec);
+
+}  // namespace gpuplane::acct
+
+#endif  // GPUPLANE_ACCT_SYNTHETIC_H_
