@@ -35,6 +35,8 @@ for target in build-asan/fuzz/*_fuzz; do
     cel_fuzz) cp testdata/cel/corpus/* "$corpus"/ ;;
     trace_fuzz) cp testdata/sim/*.csv "$corpus"/ ;;
     cgroup_fuzz) cp testdata/acct/cgroup/* "$corpus"/ ;;
+    acct_fuzz) cp testdata/acct/node/*.json testdata/acct/node/*.jsonl testdata/acct/node/*.yaml \
+      "$corpus"/ ;;
     *) find testdata examples -type f \( -name '*.yaml' -o -name '*.json' \) -size -64k \
          -exec cp {} "$corpus"/ \; 2>/dev/null || true ;;
   esac

@@ -141,5 +141,29 @@ expect_output "fill mode, trace pods.csv, 32 GPUs" "cluster from DRA objects" --
   --objects examples/cluster --pods testdata/sim/pods.csv --seeds 1
 rm -rf "$tmp"
 
+tmp_acct=$(mktemp)
+
+# attribute
+N=testdata/acct/node
+expect_exit 0 "attribute" -- "$BIN" attribute --replay $N/recording.jsonl --proc-root $N/proc \
+  --pods $N/pods.json --podresources-json $N/podresources.json --prices $N/prices.yaml
+expect_output '"namespace":"inference","pod":"chat-a","container":"server","gpu_uuid":"GPU-aaaa","sm_seconds":15.0,' \
+  "attribute: compute from process samples" -- "$BIN" attribute --replay $N/recording.jsonl \
+  --proc-root $N/proc --pods $N/pods.json --podresources-json $N/podresources.json --prices $N/prices.yaml
+expect_output '"unattributed_sm_seconds":3.0,"idle_cost":0.0,"cost":0.03' \
+  "attribute: unattributed time reported" -- "$BIN" attribute --replay $N/recording.jsonl \
+  --proc-root $N/proc --pods $N/pods.json --podresources-json $N/podresources.json --prices $N/prices.yaml
+expect_output '"pid":400,.*"reason":"the container was not allocated this device"' \
+  "attribute: isolation audit" -- "$BIN" attribute --replay $N/recording.jsonl \
+  --proc-root $N/proc --pods $N/pods.json --podresources-json $N/podresources.json --prices $N/prices.yaml
+printf '{"t":1,"type":"device"}\n' >"$tmp_acct"
+expect_exit 1 "attribute: bad recording lines" -- "$BIN" attribute --replay "$tmp_acct"
+expect_output ':1: line skipped: "uuid" must be a non-empty string' "attribute: bad line named" -- \
+  "$BIN" attribute --replay "$tmp_acct"
+expect_exit 2 "attribute: missing recording" -- "$BIN" attribute --replay $N/none.jsonl
+expect_exit 2 "attribute: bad prices" -- "$BIN" attribute --replay $N/recording.jsonl \
+  --prices $N/pods.json
+rm -f "$tmp_acct"
+
 echo "$pass passed, $failures failed"
 [[ $failures -eq 0 ]]

@@ -23,6 +23,7 @@ Command AddGenerateCommand(CLI::App& app);
 Command AddCelCommand(CLI::App& app);
 Command AddAllocateCommand(CLI::App& app);
 Command AddSimulateCommand(CLI::App& app);
+Command AddAttributeCommand(CLI::App& app);
 
 }  // namespace gpuplane::cli
 
