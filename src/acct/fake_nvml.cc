@@ -1,0 +1,93 @@
+// A stand-in for libnvidia-ml.so.1 with the same C ABI, for testing the NVML sampler on
+// machines without a GPU: one GPU, two processes, utilization samples that advance 1 s per
+// call; fake_nvml_set_mode() injects NVML errors.
+#include <cstring>
+
+namespace {
+int mode = 0;  // 0 normal, 1 utilization not supported, 2 GPU lost, 3 no permission
+unsigned long long clock_us = 1'700'000'000'000'000ULL;  // NOLINT(google-runtime-int)
+struct Device {
+  int dummy;
+} device;
+}  // namespace
+
+extern "C" {
+struct nvmlMemory_t {
+  unsigned long long total, free, used;  // NOLINT(google-runtime-int)
+};
+struct nvmlUtilization_t {
+  unsigned gpu, memory;
+};
+struct nvmlProcessInfo_t {
+  unsigned pid;
+  unsigned long long usedGpuMemory;  // NOLINT(google-runtime-int)
+  unsigned gpuInstanceId, computeInstanceId;
+};
+struct nvmlProcessUtilizationSample_t {
+  unsigned pid;
+  unsigned long long timeStamp;  // NOLINT(google-runtime-int)
+  unsigned smUtil, memUtil, encUtil, decUtil;
+};
+
+void fake_nvml_set_mode(int m) { mode = m; }
+int nvmlInit_v2() { return 0; }
+int nvmlShutdown() { return 0; }
+int nvmlDeviceGetCount_v2(unsigned* n) {
+  *n = 1;
+  return 0;
+}
+int nvmlDeviceGetHandleByIndex_v2(unsigned, void** d) {
+  if (mode == 2) return 15;
+  *d = &device;
+  return 0;
+}
+int nvmlDeviceGetUUID(void*, char* buf, unsigned len) {
+  std::strncpy(buf, "GPU-fake-0", len);
+  return 0;
+}
+int nvmlDeviceGetName(void*, char* buf, unsigned len) {
+  std::strncpy(buf, "NVIDIA H200", len);
+  return 0;
+}
+int nvmlDeviceGetMemoryInfo(void*, nvmlMemory_t* m) {
+  if (mode == 3) return 4;
+  m->total = 141ULL << 30;
+  m->used = 30ULL << 30;
+  m->free = m->total - m->used;
+  return 0;
+}
+int nvmlDeviceGetUtilizationRates(void*, nvmlUtilization_t* u) {
+  if (mode == 1) return 3;
+  u->gpu = 70;
+  u->memory = 20;
+  return 0;
+}
+int nvmlDeviceGetMigMode(void*, unsigned* current, unsigned* pending) {
+  *current = *pending = 0;
+  return 0;
+}
+int nvmlDeviceGetComputeRunningProcesses_v3(void*, unsigned* count, nvmlProcessInfo_t* out) {
+  if (out == nullptr || *count < 2) {
+    *count = 2;
+    return 7;  // insufficient size
+  }
+  out[0] = {101, 10ULL << 30, 0xFFFFFFFF, 0xFFFFFFFF};
+  out[1] = {102, 20ULL << 30, 0xFFFFFFFF, 0xFFFFFFFF};
+  *count = 2;
+  return 0;
+}
+int nvmlDeviceGetProcessUtilization(void*, nvmlProcessUtilizationSample_t* out, unsigned* count,
+                                    unsigned long long last_seen) {  // NOLINT(google-runtime-int)
+  if (mode == 1) return 3;
+  if (last_seen >= clock_us + 1'000'000) return 6;  // nothing newer
+  if (out == nullptr || *count < 2) {
+    *count = 2;
+    return 7;
+  }
+  clock_us += 1'000'000;
+  out[0] = {101, clock_us, 50, 10, 0, 0};
+  out[1] = {102, clock_us, 20, 5, 0, 0};
+  *count = 2;
+  return 0;
+}
+}
