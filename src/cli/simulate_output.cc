@@ -20,6 +20,17 @@ std::string Fixed(double v, int digits) {
 // JSON numbers rounded to 4 decimals, so output is stable and compact.
 double Round4(double v) { return static_cast<double>(std::llround(v * 1e4)) / 1e4; }
 
+absl::Status WriteReport(const std::string& path, const std::string& html) {
+  std::ofstream out(path, std::ios::binary);
+  if (!out) {
+    return absl::InvalidArgumentError(util::Cat(
+        "cannot write report ", path, ": check that its directory exists and is writable"));
+  }
+  out << html;
+  if (!out) return absl::InvalidArgumentError(util::Cat("writing report ", path, " failed"));
+  return absl::OkStatus();
+}
+
 const char* kColors[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd",
                          "#ff7f0e", "#8c564b", "#e377c2", "#17becf"};
 
@@ -189,11 +200,7 @@ absl::Status WriteFillHtml(const FillReport& r, const std::string& path) {
                SvgLineChart("Fragmentation ratio", "arrived workload (% of GPU capacity)",
                             "fragmented / idle (%)", frag),
                "</p></body></html>\n");
-  std::ofstream out(path, std::ios::binary);
-  if (!out) return absl::InvalidArgumentError(util::Cat("cannot write report ", path));
-  out << html;
-  if (!out) return absl::InvalidArgumentError(util::Cat("writing report ", path, " failed"));
-  return absl::OkStatus();
+  return WriteReport(path, html);
 }
 
 std::string ScenarioTable(const std::string& description,
@@ -266,11 +273,7 @@ absl::Status WriteScenarioHtml(const std::string& description,
       "<style>body{font-family:sans-serif;margin:2em}pre{background:#f6f6f6;padding:1em}</style>"
       "</head><body><h1>The built-in scenario</h1><pre>",
       HtmlEscape(ScenarioTable(description, results)), "</pre></body></html>\n");
-  std::ofstream out(path, std::ios::binary);
-  if (!out) return absl::InvalidArgumentError(util::Cat("cannot write report ", path));
-  out << html;
-  if (!out) return absl::InvalidArgumentError(util::Cat("writing report ", path, " failed"));
-  return absl::OkStatus();
+  return WriteReport(path, html);
 }
 
 double Percentile(std::vector<double> values, double p) {
@@ -362,11 +365,7 @@ absl::Status WriteReplayHtml(const ReplayReport& r, const std::string& path) {
       SvgLineChart("Queueing delay distribution", "percentile of started jobs", "wait (minutes)",
                    waits),
       "</p></body></html>\n");
-  std::ofstream out(path, std::ios::binary);
-  if (!out) return absl::InvalidArgumentError(util::Cat("cannot write report ", path));
-  out << html;
-  if (!out) return absl::InvalidArgumentError(util::Cat("writing report ", path, " failed"));
-  return absl::OkStatus();
+  return WriteReport(path, html);
 }
 
 }  // namespace gpuplane::cli
