@@ -8,7 +8,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 JOBS=${JOBS:-$(nproc)}
-FUZZ_SECONDS=${FUZZ_SECONDS:-60}
+FUZZ_SECONDS=${FUZZ_SECONDS:-45}
 
 echo "== clang-format"
 git ls-files 'src/*.cc' 'src/*.h' 'bench/*.cc' 'fuzz/*.cc' | xargs clang-format --dry-run -Werror
