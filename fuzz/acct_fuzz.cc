@@ -3,6 +3,7 @@
 // crashing, and its costs conserve.
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <string>
 
 #include "acct/attribution.h"
@@ -16,8 +17,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   prices.default_price = 2.0;
   gpuplane::acct::Attribution a = gpuplane::acct::Attribute(
       rec, [](int64_t) { return std::nullopt; }, {}, prices);
+  // Costs conserve: every device's cost is its pods' plus its idle cost.
+  std::map<std::string, int64_t> charged;
+  for (const auto& p : a.pods) charged[p.gpu_uuid] += p.cost_nano;
   for (const auto& d : a.devices) {
-    if (d.idle_cost_nano > d.cost_nano || d.idle_cost_nano < 0) __builtin_trap();
+    if (d.idle_cost_nano < 0 || charged[d.gpu_uuid] + d.idle_cost_nano != d.cost_nano) {
+      __builtin_trap();
+    }
   }
   (void)gpuplane::acct::ParsePodsJson(text, "fuzz.json");
   (void)gpuplane::acct::ParsePodResourcesJson(text, "fuzz.json", {{0, "GPU-0"}});

@@ -146,8 +146,10 @@ Attribution Attribute(const Recording& rec, const PidResolver& resolve, const Ow
       weights.push_back(std::max(0.0, static_cast<double>(samples.back()->memory_total) -
                                           used_memory));  // no instance there
       std::vector<int64_t> shares = SplitExactly(du.cost_nano, weights);
-      if (weights.size() == 1 || shares.empty()) shares.assign(1, du.cost_nano);
-      du.idle_cost_nano += shares.back();
+      // Whatever no instance takes (free memory, or every weight zero) is idle.
+      int64_t taken = 0;
+      for (size_t i = 0; i < ids.size(); ++i) taken += shares[i];
+      du.idle_cost_nano += du.cost_nano - taken;
       for (size_t i = 0; i < ids.size(); ++i) {
         std::vector<const MigSample*> ms = insts.at(ids[i]);
         std::stable_sort(ms.begin(), ms.end(), by_time);

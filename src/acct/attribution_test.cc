@@ -93,6 +93,26 @@ TEST(AttributionTest, MigInstancesGoToTheirOwners) {
   EXPECT_EQ(cost + a.devices[0].idle_cost_nano, a.devices[0].cost_nano);
 }
 
+TEST(AttributionTest, CostsConserveOnDegenerateInput) {
+  Recording r;
+  r.first_t = 0;
+  r.last_t = 60;
+  r.devices.push_back(DeviceSample{0, "GPU-m", 0, "M", 0, 0, 0, true});  // MIG, no memory size
+  r.devices.push_back(DeviceSample{60, "GPU-m", 0, "M", 0, 0, 0, true});
+  r.migs.push_back(MigSample{0, "GPU-m", "MIG-1", 1, "1g.10gb", 0, 0});
+  Ownership own;
+  own.owners["MIG-1"] = {ContainerRef{"ns", "p", "c"}};
+  Prices prices;
+  prices.default_price = 1.0;
+  Attribution a = Attribute(
+      r, [](int64_t) { return std::nullopt; }, own, prices);
+  ASSERT_EQ(a.devices.size(), 1u);
+  int64_t charged = 0;
+  for (const PodUsage& p : a.pods) charged += p.cost_nano;
+  EXPECT_EQ(charged + a.devices[0].idle_cost_nano, a.devices[0].cost_nano);
+  EXPECT_GT(a.devices[0].cost_nano, 0);
+}
+
 TEST(AttributionTest, ExclusiveGpuAndAudit) {
   Recording r;
   r.first_t = 0;
