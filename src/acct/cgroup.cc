@@ -109,11 +109,13 @@ std::optional<CgroupIdentity> ParseCgroupPath(std::string_view path) {
       std::string_view body = c.substr(0, c.size() - 6);
       size_t at = body.rfind("-pod");
       if (at != std::string_view::npos) {
-        uid = PodUid(body.substr(at + 4));
         std::string_view head = body.substr(0, at);
-        size_t k = head.find("kubepods");
-        std::string_view rest = head.substr(k + 8);  // "" or "-<qos>"
-        if (rest.size() > 1) qos = std::string(rest.substr(1));
+        size_t k = head.find("kubepods");  // must come before "-pod<uid>"
+        if (k != std::string_view::npos) {
+          uid = PodUid(body.substr(at + 4));
+          std::string_view rest = head.substr(k + 8);  // "" or "-<qos>"
+          if (rest.size() > 1) qos = std::string(rest.substr(1));
+        }
       }
     }
     if (!uid) continue;

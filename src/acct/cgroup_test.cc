@@ -106,6 +106,8 @@ TEST(CgroupTest, RealWorldShapes) {
        "", ""},
       {"empty file", "", "", "", "", ""},
       {"garbage", "no colons here\n::\n", "", "", "", ""},
+      // Found by the fuzzer: "-pod" before "kubepods" in one component.
+      {"fuzz: -pod before kubepods", "0::/-podkubepods.slice/x\n", "", "", "", ""},
   };
   int n = 0;
   for (const Shape& s : shapes) {

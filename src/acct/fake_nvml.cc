@@ -3,32 +3,15 @@
 // call; fake_nvml_set_mode() injects NVML errors.
 #include <cstring>
 
+#include "acct/nvml_abi.h"
+
 namespace {
 int mode = 0;  // 0 normal, 1 utilization not supported, 2 GPU lost, 3 no permission
 unsigned long long clock_us = 1'700'000'000'000'000ULL;  // NOLINT(google-runtime-int)
-struct Device {
-  int dummy;
-} device;
+char device_storage;  // a handle only has to be a distinct pointer
 }  // namespace
 
 extern "C" {
-struct nvmlMemory_t {
-  unsigned long long total, free, used;  // NOLINT(google-runtime-int)
-};
-struct nvmlUtilization_t {
-  unsigned gpu, memory;
-};
-struct nvmlProcessInfo_t {
-  unsigned pid;
-  unsigned long long usedGpuMemory;  // NOLINT(google-runtime-int)
-  unsigned gpuInstanceId, computeInstanceId;
-};
-struct nvmlProcessUtilizationSample_t {
-  unsigned pid;
-  unsigned long long timeStamp;  // NOLINT(google-runtime-int)
-  unsigned smUtil, memUtil, encUtil, decUtil;
-};
-
 void fake_nvml_set_mode(int m) { mode = m; }
 int nvmlInit_v2() { return 0; }
 int nvmlShutdown() { return 0; }
@@ -36,37 +19,37 @@ int nvmlDeviceGetCount_v2(unsigned* n) {
   *n = 1;
   return 0;
 }
-int nvmlDeviceGetHandleByIndex_v2(unsigned, void** d) {
+int nvmlDeviceGetHandleByIndex_v2(unsigned, nvmlDevice_t* d) {
   if (mode == 2) return 15;
-  *d = &device;
+  *d = reinterpret_cast<nvmlDevice_t>(&device_storage);
   return 0;
 }
-int nvmlDeviceGetUUID(void*, char* buf, unsigned len) {
+int nvmlDeviceGetUUID(nvmlDevice_t, char* buf, unsigned len) {
   std::strncpy(buf, "GPU-fake-0", len);
   return 0;
 }
-int nvmlDeviceGetName(void*, char* buf, unsigned len) {
+int nvmlDeviceGetName(nvmlDevice_t, char* buf, unsigned len) {
   std::strncpy(buf, "NVIDIA H200", len);
   return 0;
 }
-int nvmlDeviceGetMemoryInfo(void*, nvmlMemory_t* m) {
+int nvmlDeviceGetMemoryInfo(nvmlDevice_t, nvmlMemory_t* m) {
   if (mode == 3) return 4;
   m->total = 141ULL << 30;
   m->used = 30ULL << 30;
   m->free = m->total - m->used;
   return 0;
 }
-int nvmlDeviceGetUtilizationRates(void*, nvmlUtilization_t* u) {
+int nvmlDeviceGetUtilizationRates(nvmlDevice_t, nvmlUtilization_t* u) {
   if (mode == 1) return 3;
   u->gpu = 70;
   u->memory = 20;
   return 0;
 }
-int nvmlDeviceGetMigMode(void*, unsigned* current, unsigned* pending) {
+int nvmlDeviceGetMigMode(nvmlDevice_t, unsigned* current, unsigned* pending) {
   *current = *pending = 0;
   return 0;
 }
-int nvmlDeviceGetComputeRunningProcesses_v3(void*, unsigned* count, nvmlProcessInfo_t* out) {
+int nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t, unsigned* count, nvmlProcessInfo_t* out) {
   if (out == nullptr || *count < 2) {
     *count = 2;
     return 7;  // insufficient size
@@ -76,7 +59,8 @@ int nvmlDeviceGetComputeRunningProcesses_v3(void*, unsigned* count, nvmlProcessI
   *count = 2;
   return 0;
 }
-int nvmlDeviceGetProcessUtilization(void*, nvmlProcessUtilizationSample_t* out, unsigned* count,
+int nvmlDeviceGetProcessUtilization(nvmlDevice_t, nvmlProcessUtilizationSample_t* out,
+                                    unsigned* count,
                                     unsigned long long last_seen) {  // NOLINT(google-runtime-int)
   if (mode == 1) return 3;
   if (last_seen >= clock_us + 1'000'000) return 6;  // nothing newer

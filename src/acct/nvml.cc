@@ -5,32 +5,14 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "acct/nvml_abi.h"
 #include "util/strings.h"
 
 namespace gpuplane::acct {
 namespace {
 
-// The slice of NVML's C ABI used here (../shared/reference/gpu-accounting.md).
-using nvmlReturn_t = int;
-using nvmlDevice_t = struct nvmlDevice_st*;
 constexpr nvmlReturn_t kSuccess = 0, kNotSupported = 3, kNoPermission = 4, kNotFound = 6,
                        kInsufficientSize = 7, kGpuIsLost = 15;
-struct nvmlMemory_t {
-  unsigned long long total, free, used;  // NOLINT(google-runtime-int): the C ABI
-};
-struct nvmlUtilization_t {
-  unsigned gpu, memory;
-};
-struct nvmlProcessInfo_t {  // _v3 layout
-  unsigned pid;
-  unsigned long long usedGpuMemory;  // NOLINT(google-runtime-int)
-  unsigned gpuInstanceId, computeInstanceId;
-};
-struct nvmlProcessUtilizationSample_t {
-  unsigned pid;
-  unsigned long long timeStamp;  // NOLINT(google-runtime-int)
-  unsigned smUtil, memUtil, encUtil, decUtil;
-};
 constexpr unsigned kNoInstance = 0xFFFFFFFF;
 
 std::string ErrorKind(nvmlReturn_t r) {

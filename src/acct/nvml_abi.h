@@ -1,0 +1,30 @@
+// The slice of NVML's C ABI gpuplane uses (../shared/reference/gpu-accounting.md), declared
+// once at global scope so the sampler and the test stand-in library agree on every type.
+#ifndef GPUPLANE_ACCT_NVML_ABI_H_
+#define GPUPLANE_ACCT_NVML_ABI_H_
+
+extern "C" {
+// NOLINTBEGIN(google-runtime-int): the C ABI's types
+using nvmlReturn_t = int;
+struct nvmlDevice_st;
+using nvmlDevice_t = nvmlDevice_st*;
+struct nvmlMemory_t {
+  unsigned long long total, free, used;
+};
+struct nvmlUtilization_t {
+  unsigned gpu, memory;
+};
+struct nvmlProcessInfo_t {  // the _v3 layout
+  unsigned pid;
+  unsigned long long usedGpuMemory;
+  unsigned gpuInstanceId, computeInstanceId;
+};
+struct nvmlProcessUtilizationSample_t {
+  unsigned pid;
+  unsigned long long timeStamp;
+  unsigned smUtil, memUtil, encUtil, decUtil;
+};
+// NOLINTEND(google-runtime-int)
+}
+
+#endif  // GPUPLANE_ACCT_NVML_ABI_H_
