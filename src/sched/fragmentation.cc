@@ -1,6 +1,7 @@
 #include "sched/fragmentation.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <tuple>
 
@@ -103,6 +104,41 @@ double GradientCache::Fragmentation(const Workload& workload, const ClusterView&
     version = n.version + 1;
   }
   return value;
+}
+
+GradientCache::Answer GradientCache::Evaluate(const Workload& workload, const ClusterView& view,
+                                              uint32_t n, const PodDemand& pod) {
+  const NodeView& node = view.nodes[n];
+  double before = Fragmentation(workload, view, n);
+  scratch_ = node.gpu_free;
+  int64_t cpu_after = node.cpu_free - pod.cpu_milli;
+  auto score = [&] {
+    double delta = before - workload.NodeFragmentation(node.model, cpu_after, scratch_);
+    return std::trunc(100 / (1 + std::exp(-delta / 1000)));
+  };
+  Answer a;
+  if (!pod.sharing()) {
+    a.gpus = TightestGpus(node, pod);
+    for (int g : a.gpus) scratch_[g] -= pod.gpu_milli;
+    a.score = score();
+    return a;
+  }
+  a.score = -1;
+  for (int g = 0; g < node.gpus(); ++g) {
+    int free = node.gpu_free[g];
+    if (free < pod.gpu_milli) continue;
+    bool repeat = false;  // an earlier GPU with the same free share scores the same
+    for (int e = 0; e < g && !repeat; ++e) repeat = node.gpu_free[e] == free;
+    if (repeat) continue;
+    scratch_[g] -= pod.gpu_milli;
+    double s = score();
+    scratch_[g] += pod.gpu_milli;
+    if (s > a.score) {
+      a.score = s;
+      a.gpus.assign(1, g);
+    }
+  }
+  return a;
 }
 
 }  // namespace gpuplane::sched

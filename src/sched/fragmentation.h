@@ -72,6 +72,11 @@ class GradientCache {
   }
   // F_n of the node as it is now.
   double Fragmentation(const Workload& workload, const ClusterView& view, uint32_t node);
+  // FGD's answer for placing `pod` on `node`: score int(100 x sigmoid((F_n - F_n') / 1000));
+  // whole-GPU pods take the lowest-index free GPUs, a share the best fitting GPU (first on
+  // ties; GPUs with equal free shares are evaluated once).
+  Answer Evaluate(const Workload& workload, const ClusterView& view, uint32_t node,
+                  const PodDemand& pod);
 
  private:
   const Answer* Find(const ClusterView& view, uint32_t node) const;
@@ -84,6 +89,7 @@ class GradientCache {
   // Per pod shape (CPU, GPU count, share): per node, version + 1 and the answer.
   std::map<std::tuple<int64_t, int, int>, std::vector<std::pair<uint64_t, Answer>>> by_shape_;
   std::vector<std::pair<uint64_t, Answer>>* per_node_ = nullptr;
+  std::vector<int> scratch_;  // per-GPU free shares after a trial placement
 };
 
 }  // namespace gpuplane::sched

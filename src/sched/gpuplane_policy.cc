@@ -29,7 +29,7 @@ class GpuplanePolicy : public Policy {
       const NodeView& node = view.nodes[n];
       if (!Feasible(node, pod)) continue;
       const GradientCache::Answer& answer =
-          cache_.Get(view, n, [&] { return Gradient(view, n, pod); });
+          cache_.Get(view, n, [&] { return cache_.Evaluate(workload_, view, n, pod); });
       int partial_gpu = pod.sharing() ? TightestPartlyUsed(node, pod) : -1;
       if (partial_gpu >= 0 && node.gpu_free[partial_gpu] - pod.gpu_milli >= kNearPerfect) {
         partial_gpu = -1;
@@ -63,42 +63,7 @@ class GpuplanePolicy : public Policy {
     return best;
   }
 
-  GradientCache::Answer Gradient(const ClusterView& view, uint32_t n, const PodDemand& pod) {
-    const NodeView& node = view.nodes[n];
-    double before = cache_.Fragmentation(workload_, view, n);
-    scratch_ = node.gpu_free;
-    int64_t cpu_after = node.cpu_free - pod.cpu_milli;
-    GradientCache::Answer a;
-    auto score = [&] {
-      double delta = before - workload_.NodeFragmentation(node.model, cpu_after, scratch_);
-      return std::trunc(100 / (1 + std::exp(-delta / 1000)));
-    };
-    if (!pod.sharing()) {
-      a.gpus = TightestGpus(node, pod);
-      for (int g : a.gpus) scratch_[g] -= pod.gpu_milli;
-      a.score = score();
-    } else {
-      a.score = -1;
-      for (int g = 0; g < node.gpus(); ++g) {
-        int free = node.gpu_free[g];
-        if (free < pod.gpu_milli) continue;
-        bool repeat = false;  // an earlier GPU with the same free share scores the same
-        for (int e = 0; e < g && !repeat; ++e) repeat = node.gpu_free[e] == free;
-        if (repeat) continue;
-        scratch_[g] -= pod.gpu_milli;
-        double s = score();
-        scratch_[g] += pod.gpu_milli;
-        if (s > a.score) {
-          a.score = s;
-          a.gpus.assign(1, g);
-        }
-      }
-    }
-    return a;
-  }
-
   const Workload& workload_;
-  std::vector<int> scratch_;
   GradientCache cache_;
 };
 

@@ -134,7 +134,7 @@ class BestFitPolicy : public Policy {
 // Fragmentation gradient: how much placing the pod lowers the node's expected fragmentation.
 class FgdPolicy : public Policy {
  public:
-  FgdPolicy(const Workload& workload, bool exact) : workload_(workload), exact_(exact) {}
+  explicit FgdPolicy(const Workload& workload) : workload_(workload) {}
 
   std::optional<Placement> Place(const ClusterView& view, const PodDemand& pod, Rng&) override {
     cache_.NewPod(view, pod);
@@ -144,7 +144,8 @@ class FgdPolicy : public Policy {
     for (uint32_t n = 0; n < view.nodes.size(); ++n) {
       const NodeView& node = view.nodes[n];
       if (!Feasible(node, pod)) continue;
-      const GradientCache::Answer& a = cache_.Get(view, n, [&] { return Evaluate(view, n, pod); });
+      const GradientCache::Answer& a =
+          cache_.Get(view, n, [&] { return cache_.Evaluate(workload_, view, n, pod); });
       if (!best || a.score > best_score || (a.score == best_score && view.rank[n] < best_rank)) {
         best_score = a.score;
         best_rank = view.rank[n];
@@ -155,44 +156,7 @@ class FgdPolicy : public Policy {
   }
 
  private:
-  double Score(double delta) const {
-    double sigmoid = 1 / (1 + std::exp(-delta / 1000));
-    return exact_ ? sigmoid : std::trunc(100 * sigmoid);
-  }
-
-  GradientCache::Answer Evaluate(const ClusterView& view, uint32_t n, const PodDemand& pod) {
-    const NodeView& node = view.nodes[n];
-    double before = cache_.Fragmentation(workload_, view, n);
-    scratch_ = node.gpu_free;
-    int64_t cpu_after = node.cpu_free - pod.cpu_milli;
-    GradientCache::Answer a;
-    if (!pod.sharing()) {
-      a.gpus = TightestGpus(node, pod);  // lowest-index free GPUs
-      for (int g : a.gpus) scratch_[g] -= pod.gpu_milli;
-      a.score = Score(before - workload_.NodeFragmentation(node.model, cpu_after, scratch_));
-      return a;
-    }
-    a.score = -1;
-    for (int g = 0; g < node.gpus(); ++g) {
-      int free = node.gpu_free[g];
-      if (free < pod.gpu_milli) continue;
-      bool repeat = false;  // an earlier GPU with the same free share scores the same
-      for (int e = 0; e < g && !repeat; ++e) repeat = node.gpu_free[e] == free;
-      if (repeat) continue;
-      scratch_[g] -= pod.gpu_milli;
-      double s = Score(before - workload_.NodeFragmentation(node.model, cpu_after, scratch_));
-      scratch_[g] += pod.gpu_milli;
-      if (s > a.score) {
-        a.score = s;
-        a.gpus.assign(1, g);
-      }
-    }
-    return a;
-  }
-
   const Workload& workload_;
-  bool exact_;
-  std::vector<int> scratch_;
   GradientCache cache_;
 };
 
@@ -256,7 +220,7 @@ absl::StatusOr<std::unique_ptr<Policy>> MakePolicy(std::string_view name,
   if (name == "clustering") return std::make_unique<ClusteringPolicy>();
   if (name == "packing") return std::make_unique<PackingPolicy>();
   if (name == "bestfit") return std::make_unique<BestFitPolicy>();
-  if (name == "fgd") return std::make_unique<FgdPolicy>(workload, /*exact=*/false);
+  if (name == "fgd") return std::make_unique<FgdPolicy>(workload);
   if (name == "k8s") return std::make_unique<KubernetesPolicy>();
   if (name == "gpuplane") return MakeGpuplanePolicy(workload);
   std::string known;

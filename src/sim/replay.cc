@@ -69,7 +69,6 @@ absl::StatusOr<ReplayRun> RunReplay(std::shared_ptr<const SimCluster> cluster,
     horizon = std::max(horizon, j.arrival + std::max(0.0, j.duration));
   }
   std::vector<Placed> placed(jobs.size());
-  std::vector<double> started_at(jobs.size(), -1);
   std::priority_queue<Departure, std::vector<Departure>, std::greater<>> departures;
   double now = 0, last = 0, allocated_time = 0;
   double sample_every = horizon > 0 ? horizon / std::max(1, options.samples) : 1;
@@ -92,7 +91,6 @@ absl::StatusOr<ReplayRun> RunReplay(std::shared_ptr<const SimCluster> cluster,
       return false;
     }
     placed[j] = std::move(*p);
-    started_at[j] = now;
     run.waits.push_back(now - jobs[j].arrival);
     ++run.started;
     if (jobs[j].duration >= 0) departures.push({now + jobs[j].duration, j});
