@@ -125,7 +125,9 @@ Attribution Attribute(const Recording& rec, const PidResolver& resolve, const Ow
       du.busy_seconds += s->util_gpu / 100.0 * (s->t - prev);
       prev = s->t;
     }
-    du.cost_nano = std::llround(prices.For(du.model) * out.seconds / 3600 * 1e9);
+    // Clamped so that any price and duration stay far inside int64 nano-dollars.
+    du.cost_nano =
+        std::llround(std::clamp(prices.For(du.model) * out.seconds / 3600 * 1e9, 0.0, 1e15));
     auto owners_it = own.owners.find(uuid);
     const std::vector<ContainerRef> no_owners;
     const std::vector<ContainerRef>& owners =

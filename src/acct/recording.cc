@@ -18,6 +18,10 @@ bool Num(const Json& j, const char* key, double& out, std::string& problem) {
     return false;
   }
   out = it->get<double>();
+  if (out < 0 || out > 1e11) {  // seconds since the epoch: up to the year 5138
+    problem = util::Cat("\"", key, "\" is ", out, ", outside 0..1e11 seconds");
+    return false;
+  }
   return true;
 }
 
