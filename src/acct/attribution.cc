@@ -102,6 +102,7 @@ Attribution Attribute(const Recording& rec, const PidResolver& resolve, const Ow
   auto legitimate = [&](int64_t pid, const std::string& device,
                         const std::vector<ContainerRef>& owners) -> const ContainerRef* {
     const std::optional<ProcessOwner>& o = owner_of(pid);
+    if (o && o->unknown) return nullptr;
     if (!o) {
       audit(pid, device, o, "the process belongs to no pod");
       return nullptr;

@@ -43,9 +43,12 @@ struct Ownership {
 };
 
 // What a PID runs in: the container, plus the cgroup path as evidence; nullopt for no pod.
+// `unknown`: the process could not be looked up (it exited, or /proc is not visible); its
+// usage is neither charged nor reported as an isolation finding, and stays unattributed.
 struct ProcessOwner {
   ContainerRef container;
   std::string cgroup;
+  bool unknown = false;
 };
 using PidResolver = std::function<std::optional<ProcessOwner>(int64_t pid)>;
 

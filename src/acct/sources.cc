@@ -50,6 +50,11 @@ absl::StatusOr<PodIndex> ParsePodsJson(const std::string& text, const std::strin
     PodIndex::Pod& p = index.by_uid[uid];
     p.namespace_name = StringField(*meta, "namespace", "namespace");
     p.name = StringField(*meta, "name", "name");
+    if (const Json* labels = Field(*meta, "labels", "labels"); labels && labels->is_object()) {
+      for (const auto& [k, v] : labels->items()) {
+        if (v.is_string()) p.labels[k] = v.get<std::string>();
+      }
+    }
     const Json* status = Field(item, "status", "status");
     if (status == nullptr) continue;
     for (const char* list : {"containerStatuses", "initContainerStatuses"}) {
@@ -68,7 +73,11 @@ PidResolver ProcResolver(std::string proc_root, PodIndex pods) {
   return [root = std::move(proc_root),
           pods = std::move(pods)](int64_t pid) -> std::optional<ProcessOwner> {
     absl::StatusOr<std::string> text = util::ReadFile(util::Cat(root, "/", pid, "/cgroup"));
-    if (!text.ok()) return std::nullopt;  // vanished, or not visible: no pod
+    if (!text.ok()) {  // exited, or not visible
+      ProcessOwner unknown;
+      unknown.unknown = true;
+      return unknown;
+    }
     std::optional<CgroupIdentity> id = ParseProcCgroup(*text);
     if (!id) return std::nullopt;
     ProcessOwner o;

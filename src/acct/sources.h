@@ -20,13 +20,15 @@ struct PodIndex {
   struct Pod {
     std::string namespace_name, name;
     std::map<std::string, std::string> containers;  // container ID -> name
+    std::map<std::string, std::string> labels;
   };
   std::map<std::string, Pod> by_uid;
 };
 absl::StatusOr<PodIndex> ParsePodsJson(const std::string& text, const std::string& name);
 
 // Resolves PIDs with <proc_root>/<pid>/cgroup and the pod index (when a pod is not in the
-// index, it is named by UID and the container by ID).
+// index, it is named by UID and the container by ID). An unreadable <pid>/cgroup (the process
+// exited) resolves to an owner marked `unknown`.
 PidResolver ProcResolver(std::string proc_root, PodIndex pods);
 
 // PodResources List (proto3 JSON, camelCase or snake_case names). Classic device-plugin ids

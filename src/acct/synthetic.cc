@@ -2,17 +2,23 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <random>
 
 #include "util/strings.h"
 
 namespace gpuplane::acct {
 
-Synthetic MakeSynthetic(const SyntheticSpec& spec) {
-  std::mt19937_64 rng(spec.seed);
+namespace {
+
+// One GPU's pods, named with `tag` ("" for a single GPU) and PIDs from `pid_base`.
+Synthetic MakeOneGpu(const SyntheticSpec& spec, uint64_t seed, const std::string& tag,
+                     int64_t pid_base) {
+  std::mt19937_64 rng(seed);
   auto unit = [&] { return static_cast<double>(rng() >> 11) * 0x1.0p-53; };
   Synthetic out;
-  out.gpu_uuid = util::Cat("GPU-synthetic-", spec.seed);
+  out.gpu_uuid = util::Cat("GPU-synthetic-", spec.seed, tag);
+  const int procs = std::clamp(spec.processes_per_pod, 1, 64);
   const int64_t gib = int64_t{1} << 30;
   const int64_t total_memory = 80 * gib;
   const double t0 = 1'700'000'000;  // seconds; NVML timestamps are CPU microseconds
@@ -24,18 +30,16 @@ Synthetic MakeSynthetic(const SyntheticSpec& spec) {
   std::vector<Pod> state(pods);
   for (int i = 0; i < pods; ++i) {
     SyntheticTruth t;
-    t.who = ContainerRef{"team", util::Cat("pod-", i), "main"};
-    t.pid = 1000 + i;
-    t.device = spec.sharing == Sharing::kMig ? util::Cat("MIG-synthetic-", spec.seed, "-", i)
+    t.who = ContainerRef{"team", util::Cat("pod-", i, tag), "main"};
+    t.device = spec.sharing == Sharing::kMig ? util::Cat("MIG-synthetic-", spec.seed, tag, "-", i)
                                              : out.gpu_uuid;
-    out.truth.push_back(t);
+    for (int k = 0; k < procs; ++k) {
+      t.pid = pid_base + int64_t{i} * 64 + k;
+      out.truth.push_back(t);
+    }
     out.ownership.owners[t.device].push_back(t.who);
     state[i].level = 0.05 + 0.5 * unit();
     state[i].memory = static_cast<double>(gib) * (1 + 3 * unit());
-    if (spec.sharing == Sharing::kMig) {
-      out.recording.migs.push_back(
-          MigSample{t0, out.gpu_uuid, t.device, i + 1, "1g.10gb", 10 * gib, 0});
-    }
   }
   double prev_t = t0;
   for (int s = 0; s <= spec.seconds; ++s) {
@@ -59,37 +63,76 @@ Synthetic MakeSynthetic(const SyntheticSpec& spec) {
     out.recording.devices.push_back(
         DeviceSample{t, out.gpu_uuid, 0, "NVIDIA H100 80GB HBM3", total_memory, used_total,
                      static_cast<int>(std::lround(100 * busy)), spec.sharing == Sharing::kMig});
-    for (int i = 0; i < pods; ++i) {
-      SyntheticTruth& truth = out.truth[i];
-      auto memory = static_cast<int64_t>(state[i].memory);
+    if (spec.sharing == Sharing::kMig) {  // every pass lists the instances, as NVML does
+      for (int i = 0; i < pods; ++i) {
+        out.recording.migs.push_back(MigSample{t, out.gpu_uuid, out.truth[size_t(i) * procs].device,
+                                               i + 1, "1g.10gb", 10 * gib,
+                                               static_cast<int64_t>(state[i].memory)});
+      }
+    }
+    for (size_t n = 0; n < out.truth.size(); ++n) {
+      const size_t i = n / procs;
+      SyntheticTruth& truth = out.truth[n];
+      auto memory = static_cast<int64_t>(state[i].memory) / procs;
       if (s > 0) {
         // The period (prev_t, t] ran at this period's demand; memory held its previous value.
-        double share = demand[i] * scale;
+        // The truth is exact; NVML reports whole percents.
+        double share = demand[i] * scale / procs;
+        int sm = static_cast<int>(std::lround(100 * share));
         if (spec.sharing != Sharing::kMig) {
           truth.sm_seconds += share * (t - prev_t);
           out.recording.process_utils.push_back(
-              ProcessUtilSample{t, out.gpu_uuid, truth.pid, std::llround(t * 1e6),
-                                static_cast<int>(std::lround(100 * share)), 0});
+              ProcessUtilSample{t, out.gpu_uuid, truth.pid, std::llround(t * 1e6), sm, 0});
         }
       }
       std::optional<int> gi;
-      if (spec.sharing == Sharing::kMig) gi = i + 1;
+      if (spec.sharing == Sharing::kMig) gi = static_cast<int>(i) + 1;
       out.recording.processes.push_back(ProcessSample{t, out.gpu_uuid, truth.pid, memory, gi});
     }
     prev_t = t;
   }
   // Memory truth: each process's used memory holds until its next sample.
-  for (SyntheticTruth& truth : out.truth) {
-    const ProcessSample* last = nullptr;
-    for (const ProcessSample& p : out.recording.processes) {
-      if (p.pid != truth.pid) continue;
-      if (last != nullptr)
-        truth.memory_byte_seconds += static_cast<double>(last->used_memory) * (p.t - last->t);
-      last = &p;
-    }
+  std::map<int64_t, std::pair<SyntheticTruth*, const ProcessSample*>> by_pid;
+  for (SyntheticTruth& truth : out.truth) by_pid[truth.pid] = {&truth, nullptr};
+  for (const ProcessSample& p : out.recording.processes) {
+    auto& [truth, last] = by_pid[p.pid];
+    if (last != nullptr)
+      truth->memory_byte_seconds += static_cast<double>(last->used_memory) * (p.t - last->t);
+    last = &p;
   }
   out.recording.first_t = t0;
   out.recording.last_t = t0 + spec.seconds;
+  return out;
+}
+
+template <class T>
+void Move(std::vector<T>& into, std::vector<T>& from) {
+  into.insert(into.end(), std::make_move_iterator(from.begin()),
+              std::make_move_iterator(from.end()));
+}
+
+}  // namespace
+
+Synthetic MakeSynthetic(const SyntheticSpec& spec) {
+  const int gpus = std::clamp(spec.gpus, 1, 64);
+  if (gpus == 1) return MakeOneGpu(spec, spec.seed, "", 1000);
+  Synthetic out;
+  for (int g = 0; g < gpus; ++g) {
+    Synthetic one = MakeOneGpu(spec, spec.seed * 1000 + g, util::Cat("-", g), 1000 + g * 1000);
+    for (DeviceSample& d : one.recording.devices) d.index = g;
+    if (g == 0) {
+      out.gpu_uuid = one.gpu_uuid;
+      out.recording.first_t = one.recording.first_t;
+      out.recording.last_t = one.recording.last_t;
+    }
+    Move(out.recording.devices, one.recording.devices);
+    Move(out.recording.migs, one.recording.migs);
+    Move(out.recording.processes, one.recording.processes);
+    Move(out.recording.process_utils, one.recording.process_utils);
+    Move(out.truth, one.truth);
+    for (auto& [device, owners] : one.ownership.owners)
+      out.ownership.owners[device] = std::move(owners);
+  }
   return out;
 }
 

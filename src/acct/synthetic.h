@@ -1,5 +1,5 @@
-// The synthetic sampler: 2-8 pods sharing one GPU under time-slicing, MPS or MIG, with
-// demand series from a built-in generator (bursty duty cycles and growing memory), written in
+// The synthetic sampler: 2-8 pods sharing each of one or more GPUs under time-slicing, MPS or MIG,
+// with demand series from a built-in generator (bursty duty cycles and growing memory), written in
 // the recording format together with the exact ground truth per pod. Deterministic per seed.
 #ifndef GPUPLANE_ACCT_SYNTHETIC_H_
 #define GPUPLANE_ACCT_SYNTHETIC_H_
@@ -17,11 +17,14 @@ enum class Sharing { kTimeSlicing, kMps, kMig };
 
 struct SyntheticSpec {
   Sharing sharing = Sharing::kTimeSlicing;
-  int pods = 4;
+  int pods = 4;       // per GPU: 1-8 (1-7 under MIG)
   int seconds = 600;  // one sample per second
   uint64_t seed = 1;
+  int gpus = 1;               // 1-64, each with its own pods
+  int processes_per_pod = 1;  // 1-64; a pod's demand is spread evenly over them
 };
 
+// One entry per process (a pod with several processes has several entries).
 struct SyntheticTruth {
   ContainerRef who;
   int64_t pid = 0;
@@ -34,7 +37,7 @@ struct Synthetic {
   Recording recording;
   std::vector<SyntheticTruth> truth;
   Ownership ownership;
-  std::string gpu_uuid;
+  std::string gpu_uuid;  // the first GPU's
 };
 
 Synthetic MakeSynthetic(const SyntheticSpec& spec);

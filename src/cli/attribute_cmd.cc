@@ -4,10 +4,10 @@
 #include <string>
 
 #include "acct/attribution.h"
+#include "acct/attribution_json.h"
 #include "acct/recording.h"
 #include "acct/sources.h"
 #include "cli/commands.h"
-#include "nlohmann/json.hpp"
 #include "util/strings.h"
 
 namespace gpuplane::cli {
@@ -21,11 +21,6 @@ struct AttributeOptions {
 int Fail(const std::string& message) {
   std::fprintf(stderr, "gpuplane attribute: %s\n", message.c_str());
   return kExitUsage;
-}
-
-double Dollars(int64_t nano) { return static_cast<double>(nano) / 1e9; }
-double Round(double v, double scale) {
-  return static_cast<double>(std::llround(v * scale)) / scale;
 }
 
 int RunAttribute(const AttributeOptions& opt) {
@@ -61,43 +56,7 @@ int RunAttribute(const AttributeOptions& opt) {
   }
   acct::Attribution a =
       acct::Attribute(*rec, acct::ProcResolver(opt.proc_root, std::move(pods)), ownership, prices);
-  nlohmann::ordered_json doc;
-  nlohmann::ordered_json jp = nlohmann::ordered_json::array();
-  for (const acct::PodUsage& p : a.pods) {
-    nlohmann::ordered_json j = {{"namespace", p.who.namespace_name},
-                                {"pod", p.who.pod},
-                                {"container", p.who.container},
-                                {"gpu_uuid", p.gpu_uuid}};
-    if (!p.mig_instance.empty()) j["mig_instance"] = p.mig_instance;
-    j["sm_seconds"] = Round(p.sm_seconds, 1e6);
-    j["memory_byte_seconds"] = Round(p.memory_byte_seconds, 1);
-    j["max_memory_bytes"] = p.max_memory_bytes;
-    j["cost"] = Dollars(p.cost_nano);
-    jp.push_back(j);
-  }
-  nlohmann::ordered_json jd = nlohmann::ordered_json::array();
-  for (const acct::DeviceUsage& d : a.devices) {
-    jd.push_back({{"gpu_uuid", d.gpu_uuid},
-                  {"model", d.model},
-                  {"shared", d.shared},
-                  {"busy_seconds", Round(d.busy_seconds, 1e6)},
-                  {"unattributed_sm_seconds", Round(d.unattributed_sm_seconds, 1e6)},
-                  {"idle_cost", Dollars(d.idle_cost_nano)},
-                  {"cost", Dollars(d.cost_nano)}});
-  }
-  nlohmann::ordered_json ja = nlohmann::ordered_json::array();
-  for (const acct::AuditFinding& f : a.audit) {
-    ja.push_back({{"pid", f.pid},
-                  {"gpu_uuid", f.gpu_uuid},
-                  {"cgroup", f.cgroup},
-                  {"pod", f.pod},
-                  {"allocated", f.allocated},
-                  {"reason", f.reason}});
-  }
-  doc["pods"] = jp;
-  doc["devices"] = jd;
-  doc["audit"] = ja;
-  std::string out = doc.dump() + "\n";
+  std::string out = acct::AttributionJson(a);
   std::fwrite(out.data(), 1, out.size(), stdout);
   return rec->problems.empty() ? kExitOk : kExitProblems;
 }

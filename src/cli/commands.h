@@ -24,6 +24,8 @@ Command AddCelCommand(CLI::App& app);
 Command AddAllocateCommand(CLI::App& app);
 Command AddSimulateCommand(CLI::App& app);
 Command AddAttributeCommand(CLI::App& app);
+Command AddAgentCommand(CLI::App& app);
+Command AddReportCommand(CLI::App& app);
 
 }  // namespace gpuplane::cli
 
