@@ -1,4 +1,5 @@
-// Fuzz target for the accounting parsers: recordings, Pods JSON, PodResources JSON, prices.
+// Fuzz target for the accounting parsers: recordings, Pods JSON, PodResources JSON, prices,
+// tar archives and the GenAI CSVs.
 // Any bytes are parsed or refused with a message; a parsed recording attributes without
 // crashing, and its costs conserve.
 #include <cstddef>
@@ -7,6 +8,7 @@
 #include <string>
 
 #include "acct/attribution.h"
+#include "acct/genai.h"
 #include "acct/recording.h"
 #include "acct/sources.h"
 
@@ -28,5 +30,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)gpuplane::acct::ParsePodsJson(text, "fuzz.json");
   (void)gpuplane::acct::ParsePodResourcesJson(text, "fuzz.json", {{0, "GPU-0"}});
   if (size < 4096) (void)gpuplane::acct::ParsePrices(text, "fuzz.yaml");
+  (void)gpuplane::acct::ParseTar(text, "fuzz.tar");
+  size_t half = size / 2, bad = 0;
+  (void)gpuplane::acct::JoinGenaiCsv(text.substr(0, half), text.substr(half), 1, &bad);
   return 0;
 }

@@ -13,9 +13,11 @@
 
 #include "acct/accountant.h"
 #include "acct/attribution_json.h"
+#include "acct/genai.h"
 #include "acct/ledger.h"
 #include "acct/metrics.h"
 #include "acct/podresources_client.h"
+#include "acct/pods_client.h"
 #include "acct/samplers.h"
 #include "acct/sources.h"
 #include "acct/synthetic.h"
@@ -85,6 +87,11 @@ class CachedResolver {
     }
     cache_.emplace(pid, o);
     return o;
+  }
+  // New pod information: forget what was resolved with the old.
+  void SetInner(PidResolver inner) {
+    inner_ = std::move(inner);
+    cache_.clear();
   }
   // Drops PIDs absent from `pass` (they may be reused by another process later).
   void Keep(const Recording& pass) {
@@ -178,6 +185,20 @@ int RunAgent(const AgentOptions& opt, const std::atomic<bool>& stop) {
     prices = std::move(*parsed);
   }
 
+  // Live pods from the API server, unless a file gives them.
+  std::optional<ApiServer> api;
+  if (opt.pods.empty() && opt.sampler != "synthetic") {
+    if (!opt.apiserver.empty()) {
+      api = ApiServer{opt.apiserver, "", ""};
+    } else if (absl::StatusOr<ApiServer> in_cluster = InClusterApiServer(); in_cluster.ok()) {
+      api = *in_cluster;
+    } else {
+      problems.Report("pods_unavailable",
+                      util::Cat(std::string(in_cluster.status().message()),
+                                "; pods are named by UID and containers by ID"));
+    }
+  }
+
   // The sampler.
   std::unique_ptr<Sampler> sampler;
   std::optional<Ownership> fixed_ownership;  // the synthetic sampler knows its owners
@@ -201,9 +222,18 @@ int RunAgent(const AgentOptions& opt, const std::atomic<bool>& stop) {
   } else if (opt.sampler == "synthetic") {
     std::optional<Sharing> sharing = SharingNamed(opt.synthetic);
     if (!sharing) return Usage("--synthetic: expected time-slicing, mps or mig");
-    Synthetic syn =
-        MakeSynthetic(SyntheticSpec{*sharing, opt.synthetic_pods, opt.synthetic_seconds, opt.seed,
-                                    opt.synthetic_gpus, opt.synthetic_processes});
+    SyntheticSpec spec{*sharing, opt.synthetic_pods, opt.synthetic_seconds,
+                       opt.seed, opt.synthetic_gpus, opt.synthetic_processes};
+    std::vector<UsageProfile> profiles;
+    if (!opt.genai.empty()) {
+      absl::StatusOr<std::vector<UsageProfile>> loaded = LoadGenaiProfiles(opt.genai);
+      if (!loaded.ok()) {
+        return Usage(util::Cat("--genai: ", std::string(loaded.status().message())));
+      }
+      profiles = std::move(*loaded);
+      spec.profiles = &profiles;
+    }
+    Synthetic syn = MakeSynthetic(spec);
     fixed_ownership = syn.ownership;
     for (const SyntheticTruth& t : syn.truth) synthetic_pids[t.pid] = t.who;
     sampler = std::make_unique<ReplaySource>(std::move(syn.recording));
@@ -309,9 +339,22 @@ int RunAgent(const AgentOptions& opt, const std::atomic<bool>& stop) {
       std::lock_guard<std::mutex> lock(shared.mu);
       problems.Merge(sampler_errors);
       for (const DeviceSample& d : pass.devices) uuid_by_index[d.index] = d.uuid;
-      // Device ownership.
+      // Pods and device ownership.
       if (!fixed_ownership && WallSeconds() >= next_refresh) {
         next_refresh = WallSeconds() + opt.ownership_refresh;
+        if (api) {
+          absl::StatusOr<PodIndex> live = ListNodePods(*api, opt.node);
+          if (live.ok()) {
+            resolver->SetInner(ProcResolver(opt.proc_root, *live));
+            if (ledger) {
+              if (absl::Status s = ledger->SetPodLabels(*live); !s.ok()) {
+                problems.Report("ledger_write", std::string(s.message()));
+              }
+            }
+          } else {
+            problems.Report("pods_unavailable", std::string(live.status().message()));
+          }
+        }
         if (!opt.podresources_json.empty()) {
           absl::StatusOr<std::string> text = util::ReadFile(opt.podresources_json);
           absl::StatusOr<Ownership> own =

@@ -20,6 +20,7 @@ struct AgentOptions {
   std::string synthetic = "time-slicing";  // time-slicing | mps | mig
   int synthetic_gpus = 1, synthetic_pods = 4, synthetic_processes = 1;
   int synthetic_seconds = 3600;
+  std::string genai;  // directory of the GenAI per-pod series; "" for the built-in generator
   uint64_t seed = 1;
   std::string nvml_library = "libnvidia-ml.so.1";
 
@@ -30,10 +31,12 @@ struct AgentOptions {
   std::string record;                     // append every pass to this JSONL file
 
   std::string proc_root = "/proc";
-  std::string pods;  // kubectl get pods -o json of the node
+  std::string pods;       // kubectl get pods -o json of the node, instead of the API server
+  std::string apiserver;  // URL; "" in a cluster: the service account's
+  std::string node;       // this node's name (for the API server's field selector)
   std::string podresources_socket = "/var/lib/kubelet/pod-resources/kubelet.sock";
   std::string podresources_json;  // instead of the socket
-  double ownership_refresh = 10;  // seconds between PodResources List calls
+  double ownership_refresh = 10;  // seconds between PodResources List / pod list calls
   std::string prices;
 
   bool exit_at_end = false;  // stop when the recording ends (otherwise keep serving)

@@ -26,7 +26,13 @@ Synthetic MakeOneGpu(const SyntheticSpec& spec, uint64_t seed, const std::string
   if (spec.sharing != Sharing::kMig) pods = std::clamp(spec.pods, 1, 8);
   struct Pod {
     double level = 0.3, memory = 0;
+    const UsageProfile* profile = nullptr;  // when following a real series
+    size_t offset = 0;
+    double memory_scale = 1;
   };
+  const bool real = spec.profiles != nullptr && !spec.profiles->empty();
+  // A 1g.10gb instance, or an eighth of the 80 GB GPU: real series are scaled to fit.
+  const double memory_cap = 9.5 * static_cast<double>(gib);
   std::vector<Pod> state(pods);
   for (int i = 0; i < pods; ++i) {
     SyntheticTruth t;
@@ -40,13 +46,36 @@ Synthetic MakeOneGpu(const SyntheticSpec& spec, uint64_t seed, const std::string
     out.ownership.owners[t.device].push_back(t.who);
     state[i].level = 0.05 + 0.5 * unit();
     state[i].memory = static_cast<double>(gib) * (1 + 3 * unit());
+    if (real) {
+      Pod& p = state[i];
+      p.profile = &(*spec.profiles)[rng() % spec.profiles->size()];
+      p.offset = rng() % p.profile->duty.size();
+      double peak = *std::max_element(p.profile->memory.begin(), p.profile->memory.end());
+      p.memory_scale = peak > memory_cap ? memory_cap / peak : 1;
+    }
   }
+  const double step = std::max(1, spec.profile_step);
+  // A profile's value at `s` seconds: linear between its samples, one sample per `step`.
+  auto at = [&](const Pod& p, const std::vector<double>& series, int s) {
+    double x = static_cast<double>(p.offset) + s / step;
+    size_t n = series.size();
+    auto k = static_cast<size_t>(std::floor(x));
+    double frac = x - std::floor(x);
+    return series[k % n] * (1 - frac) + series[(k + 1) % n] * frac;
+  };
   double prev_t = t0;
   for (int s = 0; s <= spec.seconds; ++s) {
     double t = t0 + s;
     // Demands this period: a random walk with bursts.
     std::vector<double> demand(pods);
     for (int i = 0; i < pods; ++i) {
+      if (real) {
+        demand[i] = std::clamp(at(state[i], state[i].profile->duty, s), 0.0, 1.0);
+        state[i].memory =
+            std::max(0.25 * static_cast<double>(gib),
+                     at(state[i], state[i].profile->memory, s) * state[i].memory_scale);
+        continue;
+      }
       state[i].level = std::clamp(state[i].level + (unit() - 0.5) * 0.2, 0.0, 0.9);
       demand[i] = unit() < 0.1 ? std::min(1.0, state[i].level * 2) : state[i].level;
       state[i].memory = std::clamp(state[i].memory + (unit() - 0.45) * 0.05 * gib, 0.5 * gib,

@@ -1,6 +1,7 @@
 // The synthetic sampler: 2-8 pods sharing each of one or more GPUs under time-slicing, MPS or MIG,
-// with demand series from a built-in generator (bursty duty cycles and growing memory), written in
-// the recording format together with the exact ground truth per pod. Deterministic per seed.
+// with demand series from real per-pod traces (genai.h) or a built-in generator (bursty duty cycles
+// and growing memory), written in the recording format together with the exact ground truth per
+// pod. Deterministic per seed.
 #ifndef GPUPLANE_ACCT_SYNTHETIC_H_
 #define GPUPLANE_ACCT_SYNTHETIC_H_
 
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "acct/attribution.h"
+#include "acct/genai.h"
 #include "acct/recording.h"
 
 namespace gpuplane::acct {
@@ -22,6 +24,11 @@ struct SyntheticSpec {
   uint64_t seed = 1;
   int gpus = 1;               // 1-64, each with its own pods
   int processes_per_pod = 1;  // 1-64; a pod's demand is spread evenly over them
+  // Real per-pod series (genai.h) instead of the built-in generator: each pod follows one,
+  // from a random point, one trace sample per `profile_step` seconds (linear in between),
+  // memory scaled down to fit its share of the GPU.
+  const std::vector<UsageProfile>* profiles = nullptr;
+  int profile_step = 5;
 };
 
 // One entry per process (a pod with several processes has several entries).

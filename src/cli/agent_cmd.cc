@@ -1,6 +1,7 @@
 // `gpuplane agent`: the per-node GPU accounting agent (acct/agent.h).
 #include <atomic>
 #include <csignal>
+#include <cstdlib>
 #include <memory>
 
 #include "acct/agent.h"
@@ -39,6 +40,9 @@ Command AddAgentCommand(CLI::App& app) {
   cmd->add_option("--synthetic-seconds", opt->synthetic_seconds, "Length of the synthetic run")
       ->check(CLI::Range(1, 10'000'000))
       ->capture_default_str();
+  cmd->add_option("--genai", opt->genai,
+                  "Synthetic pods follow the GenAI per-pod series in this directory "
+                  "(../shared/data/genai)");
   cmd->add_option("--seed", opt->seed, "Seed of the synthetic sampler")->capture_default_str();
   cmd->add_option("--nvml-library", opt->nvml_library, "NVML library to dlopen")
       ->capture_default_str();
@@ -56,7 +60,11 @@ Command AddAgentCommand(CLI::App& app) {
   cmd->add_option("--record", opt->record, "Append every sampling pass to this JSONL file");
   cmd->add_option("--proc-root", opt->proc_root, "Host /proc (mounted elsewhere in a pod)")
       ->capture_default_str();
-  cmd->add_option("--pods", opt->pods, "kubectl get pods -o json of the node");
+  cmd->add_option("--pods", opt->pods,
+                  "kubectl get pods -o json of the node (instead of the API server)");
+  cmd->add_option("--apiserver", opt->apiserver,
+                  "Kubernetes API server URL (default in a cluster: the service account's)");
+  cmd->add_option("--node", opt->node, "This node's name (default: $NODE_NAME)");
   cmd->add_option("--podresources-socket", opt->podresources_socket,
                   "kubelet PodResources gRPC socket")
       ->capture_default_str();
@@ -71,6 +79,10 @@ Command AddAgentCommand(CLI::App& app) {
   cmd->add_option("--max-passes", opt->max_passes, "Stop after this many passes (0: never)")
       ->check(CLI::NonNegativeNumber);
   return Command{cmd, [opt] {
+                   if (opt->node.empty()) {
+                     const char* node = std::getenv("NODE_NAME");
+                     if (node != nullptr) opt->node = node;
+                   }
                    std::signal(SIGINT, OnSignal);
                    std::signal(SIGTERM, OnSignal);
                    return acct::RunAgent(*opt, g_stop);
