@@ -1,6 +1,7 @@
 // A stand-in for libnvidia-ml.so.1 with the same C ABI, for testing the NVML sampler on
 // machines without a GPU: one GPU, two processes, utilization samples that advance 1 s per
-// call; fake_nvml_set_mode() injects NVML errors.
+// call; fake_nvml_set_mode() or the FAKE_NVML_MODE environment variable injects NVML errors.
+#include <cstdlib>
 #include <cstring>
 
 #include "acct/nvml_abi.h"
@@ -13,7 +14,10 @@ char device_storage;  // a handle only has to be a distinct pointer
 
 extern "C" {
 void fake_nvml_set_mode(int m) { mode = m; }
-int nvmlInit_v2() { return 0; }
+int nvmlInit_v2() {
+  if (const char* m = std::getenv("FAKE_NVML_MODE")) mode = std::atoi(m);
+  return 0;
+}
 int nvmlShutdown() { return 0; }
 int nvmlDeviceGetCount_v2(unsigned* n) {
   *n = 1;

@@ -2,9 +2,10 @@
 # The agent as a process: a kill -9 in the middle of a run loses nothing the ledger committed,
 # a restart continues the counters (issue 6, durability), /metrics serves the continued
 # totals, and bad inputs are counted without stopping it.
-# Usage: agent_test.sh PATH/TO/gpuplane   (run from the repository root)
+# Usage: agent_test.sh PATH/TO/gpuplane PATH/TO/libfake_nvml.so   (from the repository root)
 set -uo pipefail
 BIN=$1
+FAKE_NVML=$2
 tmp=$(mktemp -d)
 trap 'kill -9 $(jobs -p) 2>/dev/null; rm -rf "$tmp"' EXIT
 failures=0
@@ -77,6 +78,24 @@ grep -q '"kind":"podresources_unavailable"' "$tmp/bad.log" || fail "missing sock
   fail "missing NVML stopped the agent"
 [[ $(grep -c '"kind":"nvml_not_available"' "$tmp/nvml.log") == 1 ]] ||
   fail "NVML not available must be logged exactly once"
+
+# The NVML sampler through the stand-in library: samples are recorded in the replay format and
+# attributed to the pods whose cgroups the test /proc tree names; NVML errors are counted.
+N=testdata/acct/node
+sed 's/GPU-aaaa/GPU-fake-0/g' $N/podresources.json >"$tmp/podresources.json"
+"$BIN" agent --sampler nvml --nvml-library "$FAKE_NVML" --max-passes 4 --interval 0 --listen "" \
+  --proc-root $N/proc --pods $N/pods.json --podresources-json "$tmp/podresources.json" \
+  --record "$tmp/nvml.jsonl" --ledger "$tmp/nvml.db" 2>"$tmp/fake.log" || fail "fake NVML run"
+[[ $(grep -c '"type":"device"' "$tmp/nvml.jsonl") == 4 ]] || fail "--record: 4 device lines"
+grep '"type":"process_util"' "$tmp/nvml.jsonl" | grep -q '"pid":101' ||
+  fail "--record: process utilization"
+"$BIN" report --ledger "$tmp/nvml.db" --group-by pod -o csv | grep -q '^inference/chat-a,1,1\.5' ||
+  fail "NVML samples attributed to the pod (3 windows x 50% SM)"
+FAKE_NVML_MODE=2 "$BIN" agent --sampler nvml --nvml-library "$FAKE_NVML" --max-passes 3 \
+  --interval 0 --listen "" --podresources-socket "$tmp/missing.sock" 2>"$tmp/lost.log" ||
+  fail "GPU lost stopped the agent"
+[[ $(grep -c '"kind":"nvml_gpu_lost"' "$tmp/lost.log") == 1 ]] || fail "GPU lost logged once"
+grep -q '"passes":3' "$tmp/lost.log" || fail "the agent did not keep sampling after GPU lost"
 
 if ((failures > 0)); then
   echo "agent_test: $failures failure(s)"
