@@ -1,9 +1,15 @@
-// gpuplane's own placement policy: FGD's fragmentation gradient (over the trace's task types)
-// everywhere, except that a sharing pod that fits a partly used GPU almost exactly (less than
-// a tenth of a GPU left over) takes the tightest such GPU anywhere in the cluster (the
-// gradient score, then the priority order, break ties). Near-perfect fits close GPUs that
-// the gradient, quantized to 100 levels, would otherwise leave to chance. docs/SIMULATOR.md
-// has the measurements, including what did not help.
+// gpuplane's own placement policy: FGD's fragmentation gradient (over the trace's task types),
+// with two rules before it:
+// 1. never strand whole GPUs: a node whose free whole GPUs could host the cheapest whole-GPU
+//    task type (by CPU) is not given a pod that leaves it too little CPU for that type, unless
+//    every feasible node would be stranded;
+// 2. a sharing pod that fits a partly used GPU almost exactly (less than a tenth of a GPU left
+//    over) takes the tightest such GPU anywhere in the cluster.
+// Then the gradient score, then the priority order. Near-perfect fits close GPUs that the
+// gradient, quantized to 100 levels, would otherwise leave to chance; stranded whole GPUs are
+// what whole-GPU pods, the largest share of demand, fail on. docs/SIMULATOR.md has the
+// measurements, including what did not help.
+#include <algorithm>
 #include <cmath>
 
 #include "sched/policy.h"
@@ -15,13 +21,20 @@ constexpr int kNearPerfect = 100;  // milli-GPU left over that still counts as a
 
 class GpuplanePolicy : public Policy {
  public:
-  explicit GpuplanePolicy(const Workload& workload) : workload_(workload) {}
+  explicit GpuplanePolicy(const Workload& workload) : workload_(workload) {
+    for (const TaskType& t : workload.types()) {
+      if (t.num_gpu >= 1 && t.gpu_milli == kMilli) {
+        min_whole_cpu_ = min_whole_cpu_ < 0 ? t.cpu_milli : std::min(min_whole_cpu_, t.cpu_milli);
+      }
+    }
+  }
 
   std::optional<Placement> Place(const ClusterView& view, const PodDemand& pod, Rng&) override {
     cache_.NewPod(view, pod);
     std::optional<Placement> best;
-    // Lexicographic: (fits a partly used GPU nearly exactly, -leftover, gradient score, -rank).
-    bool best_partial = false;
+    // Lexicographic: (does not strand whole GPUs, fits a partly used GPU nearly exactly,
+    // -leftover, gradient score, -rank).
+    bool best_partial = false, best_strands = false;
     int best_left = 0;
     double best_score = 0;
     uint32_t best_rank = 0;
@@ -36,23 +49,40 @@ class GpuplanePolicy : public Policy {
       }
       bool partial = partial_gpu >= 0;
       int left = partial ? node.gpu_free[partial_gpu] - pod.gpu_milli : 0;
+      const std::vector<int> one{partial_gpu};
+      const std::vector<int>& gpus = partial ? one : answer.gpus;
+      bool strands = Strands(node, pod, gpus);
+      if (best && strands && !best_strands) continue;
       bool better =
-          !best || (partial && !best_partial) ||
+          !best || (best_strands && !strands) || (partial && !best_partial) ||
           (partial == best_partial &&
            (left < best_left ||
             (left == best_left && (answer.score > best_score ||
                                    (answer.score == best_score && view.rank[n] < best_rank)))));
       if (!better) continue;
       best_partial = partial;
+      best_strands = strands;
       best_left = left;
       best_score = answer.score;
       best_rank = view.rank[n];
-      best = Placement{n, partial ? std::vector<int>{partial_gpu} : answer.gpus};
+      best = Placement{n, gpus};
     }
     return best;
   }
 
  private:
+  // Whether placing `pod` on `gpus` of `node` newly leaves free whole GPUs there with less CPU
+  // than the cheapest whole-GPU task type needs.
+  bool Strands(const NodeView& node, const PodDemand& pod, const std::vector<int>& gpus) const {
+    if (min_whole_cpu_ < 0 || node.cpu_free < min_whole_cpu_)
+      return false;  // no such type,
+                     // or already
+    int whole = 0;
+    for (int f : node.gpu_free) whole += f == kMilli ? 1 : 0;
+    for (int g : gpus) whole -= node.gpu_free[g] == kMilli ? 1 : 0;
+    return whole > 0 && node.cpu_free - pod.cpu_milli < min_whole_cpu_;
+  }
+
   // The partly used GPU that fits the pod with the least left over (lowest index on ties).
   static int TightestPartlyUsed(const NodeView& node, const PodDemand& pod) {
     int best = -1;
@@ -65,6 +95,7 @@ class GpuplanePolicy : public Policy {
 
   const Workload& workload_;
   GradientCache cache_;
+  int64_t min_whole_cpu_ = -1;  // CPU of the cheapest whole-GPU task type; -1: none
 };
 
 }  // namespace

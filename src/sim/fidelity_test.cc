@@ -2,7 +2,9 @@
 // mean allocation ratio at 100% arrived workload over seeds 42-51 of each FGD-artifact policy
 // is within 1.0 percentage point of the published value for bestfit and fgd and within 1.5
 // for the others (../shared/docs/fgd-method.md). Reads ../shared/data/openb; skipped, with a
-// message, when it is absent.
+// message, when it is absent. Also runs our `gpuplane` policy on the same inputs and guards
+// what docs/SIMULATOR.md reports: above fgd on the default trace, and nowhere more than 0.1
+// point below it (issue 5 asks for above fgd on every trace; see the doc for where it is not).
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -31,8 +33,8 @@ const Published kPublished[] = {
     {"gpuspec10", {86.26, 90.17, 91.96, 92.24, 93.10, 94.66}},
     {"gpuspec20", {85.90, 88.29, 89.11, 89.28, 88.46, 94.66}},
 };
-const std::vector<std::string> kPolicies = {"random",  "dotprod", "clustering",
-                                            "packing", "bestfit", "fgd"};
+const std::vector<std::string> kPolicies = {"random",  "dotprod", "clustering", "packing",
+                                            "bestfit", "fgd",     "gpuplane"};
 
 std::string DataDir() { return std::string(GPUPLANE_SOURCE_DIR) + "/../shared/data/openb"; }
 
@@ -57,12 +59,19 @@ TEST_P(FidelityTest, MatchesThePublishedAllocationRatio) {
   for (uint64_t s = 42; s <= 51; ++s) seeds.push_back(s);
   std::vector<FillRun> runs = *RunFills(cluster, d.pods, w, kPolicies, seeds, 1.3, 2);
   std::vector<PolicySummary> summary = Summarize(runs, cluster->empty_view().total_milli);
-  for (size_t i = 0; i < kPolicies.size(); ++i) {
+  for (size_t i = 0; i + 1 < kPolicies.size(); ++i) {
     double ours = summary[i].alloc_ratio_at_100.mean;
     double tolerance = kPolicies[i] == "bestfit" || kPolicies[i] == "fgd" ? 1.0 : 1.5;
     std::printf("  %-11s %-10s ours %6.2f  published %6.2f  diff %+5.2f\n", p.trace,
                 kPolicies[i].c_str(), ours, p.value[i], ours - p.value[i]);
     EXPECT_NEAR(ours, p.value[i], tolerance) << p.trace << " " << kPolicies[i];
+  }
+  double fgd = summary[5].alloc_ratio_at_100.mean, mine = summary[6].alloc_ratio_at_100.mean;
+  std::printf("  %-11s gpuplane   ours %6.2f  fgd       %6.2f  diff %+5.2f\n", p.trace, mine, fgd,
+              mine - fgd);
+  EXPECT_GT(mine, fgd - 0.1) << p.trace;
+  if (std::string(p.trace) == "default") {
+    EXPECT_GT(mine, fgd) << p.trace;
   }
   for (const FillRun& r : runs) EXPECT_EQ(r.disagreements, 0);
 }
