@@ -49,9 +49,9 @@ class GpuplanePolicy : public Policy {
       }
       bool partial = partial_gpu >= 0;
       int left = partial ? node.gpu_free[partial_gpu] - pod.gpu_milli : 0;
-      const std::vector<int> one{partial_gpu};
-      const std::vector<int>& gpus = partial ? one : answer.gpus;
-      bool strands = Strands(node, pod, gpus);
+      const int* gpus = partial ? &partial_gpu : answer.gpus.data();
+      const size_t gpu_count = partial ? 1 : answer.gpus.size();
+      bool strands = Strands(node, pod, gpus, gpu_count);
       if (best && strands && !best_strands) continue;
       bool better =
           !best || (best_strands && !strands) || (partial && !best_partial) ||
@@ -65,7 +65,7 @@ class GpuplanePolicy : public Policy {
       best_left = left;
       best_score = answer.score;
       best_rank = view.rank[n];
-      best = Placement{n, gpus};
+      best = Placement{n, std::vector<int>(gpus, gpus + gpu_count)};
     }
     return best;
   }
@@ -73,14 +73,14 @@ class GpuplanePolicy : public Policy {
  private:
   // Whether placing `pod` on `gpus` of `node` newly leaves free whole GPUs there with less CPU
   // than the cheapest whole-GPU task type needs.
-  bool Strands(const NodeView& node, const PodDemand& pod, const std::vector<int>& gpus) const {
-    if (min_whole_cpu_ < 0 || node.cpu_free < min_whole_cpu_)
-      return false;  // no such type,
-                     // or already
+  bool Strands(const NodeView& node, const PodDemand& pod, const int* gpus, size_t count) const {
+    // Cheap tests first: most nodes keep enough CPU (this runs for every feasible node).
+    if (node.cpu_free - pod.cpu_milli >= min_whole_cpu_) return false;
+    if (min_whole_cpu_ < 0 || node.cpu_free < min_whole_cpu_) return false;  // none, or already
     int whole = 0;
     for (int f : node.gpu_free) whole += f == kMilli ? 1 : 0;
-    for (int g : gpus) whole -= node.gpu_free[g] == kMilli ? 1 : 0;
-    return whole > 0 && node.cpu_free - pod.cpu_milli < min_whole_cpu_;
+    for (size_t i = 0; i < count; ++i) whole -= node.gpu_free[gpus[i]] == kMilli ? 1 : 0;
+    return whole > 0;
   }
 
   // The partly used GPU that fits the pod with the least left over (lowest index on ties).
