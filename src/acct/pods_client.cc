@@ -50,13 +50,13 @@ absl::StatusOr<PodIndex> ListNodePods(const ApiServer& api, const std::string& n
     return absl::InvalidArgumentError(
         util::Cat("--apiserver ", api.url, ": expected http(s)://HOST[:PORT]"));
   }
-  if (!api.ca_file.empty()) client.set_ca_cert_path(api.ca_file.c_str());
-  if (!api.token.empty()) client.set_bearer_token_auth(api.token.c_str());
+  if (!api.ca_file.empty()) client.set_ca_cert_path(api.ca_file);
+  if (!api.token.empty()) client.set_bearer_token_auth(api.token);
   const auto timeout = std::chrono::microseconds(static_cast<int64_t>(timeout_seconds * 1e6));
   client.set_connection_timeout(timeout);
   client.set_read_timeout(timeout);
   std::string path = util::Cat("/api/v1/pods?fieldSelector=spec.nodeName%3D", node);
-  httplib::Result res = client.Get(path.c_str());
+  httplib::Result res = client.Get(path);
   if (!res) {
     return absl::UnavailableError(util::Cat("API server ", api.url, ": ",
                                             httplib::to_string(res.error()),
