@@ -319,7 +319,6 @@ int RunAgent(const AgentOptions& opt, const std::atomic<bool>& stop) {
     serving = std::thread([&server] { server.listen_after_bind(); });
   }
 
-  std::optional<Ownership> file_ownership;
   double next_refresh = 0;
   std::map<int, std::string> uuid_by_index;
   Recording pass;
@@ -334,45 +333,41 @@ int RunAgent(const AgentOptions& opt, const std::atomic<bool>& stop) {
       if (opt.exit_at_end) break;
       if (opt.interval <= 0) std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
+    for (const DeviceSample& d : pass.devices) uuid_by_index[d.index] = d.uuid;
+    // Pods and device ownership, fetched without holding the lock the HTTP handlers need.
+    std::optional<absl::StatusOr<PodIndex>> live_pods;
+    std::optional<absl::StatusOr<Ownership>> ownership;
+    if (!fixed_ownership && WallSeconds() >= next_refresh) {
+      next_refresh = WallSeconds() + opt.ownership_refresh;
+      if (api) live_pods = ListNodePods(*api, opt.node);
+      if (!opt.podresources_json.empty()) {
+        absl::StatusOr<std::string> text = util::ReadFile(opt.podresources_json);
+        ownership = text.ok() ? ParsePodResourcesJson(*text, opt.podresources_json, uuid_by_index)
+                              : absl::StatusOr<Ownership>(text.status());
+      } else if (!opt.podresources_socket.empty()) {
+        ownership = ListPodResources(opt.podresources_socket, uuid_by_index);
+      }
+    }
     std::vector<AuditFinding> findings;
     {
       std::lock_guard<std::mutex> lock(shared.mu);
       problems.Merge(sampler_errors);
-      for (const DeviceSample& d : pass.devices) uuid_by_index[d.index] = d.uuid;
-      // Pods and device ownership.
-      if (!fixed_ownership && WallSeconds() >= next_refresh) {
-        next_refresh = WallSeconds() + opt.ownership_refresh;
-        if (api) {
-          absl::StatusOr<PodIndex> live = ListNodePods(*api, opt.node);
-          if (live.ok()) {
-            resolver->SetInner(ProcResolver(opt.proc_root, *live));
-            if (ledger) {
-              if (absl::Status s = ledger->SetPodLabels(*live); !s.ok()) {
-                problems.Report("ledger_write", std::string(s.message()));
-              }
-            }
-          } else {
-            problems.Report("pods_unavailable", std::string(live.status().message()));
+      if (live_pods && live_pods->ok()) {
+        resolver->SetInner(ProcResolver(opt.proc_root, **live_pods));
+        if (ledger) {
+          if (absl::Status s = ledger->SetPodLabels(**live_pods); !s.ok()) {
+            problems.Report("ledger_write", std::string(s.message()));
           }
         }
-        if (!opt.podresources_json.empty()) {
-          absl::StatusOr<std::string> text = util::ReadFile(opt.podresources_json);
-          absl::StatusOr<Ownership> own =
-              text.ok() ? ParsePodResourcesJson(*text, opt.podresources_json, uuid_by_index)
-                        : absl::StatusOr<Ownership>(text.status());
-          if (own.ok()) {
-            accountant.SetOwnership(std::move(*own));
-          } else {
-            problems.Report("podresources_json", std::string(own.status().message()));
-          }
-        } else if (!opt.podresources_socket.empty()) {
-          absl::StatusOr<Ownership> own = ListPodResources(opt.podresources_socket, uuid_by_index);
-          if (own.ok()) {
-            accountant.SetOwnership(std::move(*own));
-          } else {
-            problems.Report("podresources_unavailable", std::string(own.status().message()));
-          }
-        }
+      } else if (live_pods) {
+        problems.Report("pods_unavailable", std::string(live_pods->status().message()));
+      }
+      if (ownership && ownership->ok()) {
+        accountant.SetOwnership(std::move(**ownership));
+      } else if (ownership) {
+        problems.Report(
+            opt.podresources_json.empty() ? "podresources_unavailable" : "podresources_json",
+            std::string(ownership->status().message()));
       }
       if (more) {
         double start = accountant.last_t();

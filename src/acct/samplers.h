@@ -1,6 +1,6 @@
 // Where the agent's samples come from, behind one interface:
 // - NvmlSource: live GPUs through the NVML sampler (nvml.h); when NVML cannot be loaded it
-//   reports "NVML not available" once (error kind nvml_not_available) and yields empty passes;
+//   yields empty passes (the agent reports why_not() once, as error kind nvml_not_available);
 // - ReplaySource: a recording, one pass per distinct sample time, in time order;
 // - the synthetic sampler: a ReplaySource over MakeSynthetic's recording (synthetic.h).
 #ifndef GPUPLANE_ACCT_SAMPLERS_H_
@@ -37,7 +37,6 @@ class NvmlSource : public Sampler {
  private:
   std::unique_ptr<NvmlSampler> nvml_;
   std::string why_not_;
-  bool reported_ = false;
 };
 
 class ReplaySource : public Sampler {
