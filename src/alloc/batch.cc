@@ -14,15 +14,6 @@
 namespace gpuplane::alloc {
 namespace {
 
-// One unit of allocation: a claim, or all claims of a pod (allocated together).
-struct Unit {
-  std::string label;  // for output: "ns/name" of the claim or "pod ns/name"
-  std::vector<api::ResourceClaim> claims;
-  // Claims ("ns/name") this pod shares with an earlier pod, which allocated them: they are
-  // not allocated again, and the pod must run where they are.
-  std::vector<std::string> shared;
-};
-
 api::ResourceClaim FromTemplate(const api::ResourceClaimTemplate& t, const std::string& name,
                                 const std::string& ns) {
   api::ResourceClaim c;
@@ -34,6 +25,8 @@ api::ResourceClaim FromTemplate(const api::ResourceClaimTemplate& t, const std::
   c.spec = t.spec.spec;
   return c;
 }
+
+}  // namespace
 
 absl::StatusOr<std::vector<Unit>> Units(const std::vector<api::SourcedObject>& objects) {
   std::vector<Unit> units;
@@ -74,13 +67,14 @@ absl::StatusOr<std::vector<Unit>> Units(const std::vector<api::SourcedObject>& o
     if (const auto* c = std::get_if<api::ResourceClaim>(&o.object)) {
       std::string key = c->metadata.namespace_name + "/" + c->metadata.name;
       if (named_by_pods.contains(key)) continue;
-      units.push_back({key, {*c}, {}});
+      units.push_back({key, {*c}, {}, &o});
     } else if (const auto* t = std::get_if<api::ResourceClaimTemplate>(&o.object)) {
       if (used_by_pods.contains(t->metadata.namespace_name + "/" + t->metadata.name)) continue;
       std::string name = util::Cat(t->metadata.name, "-", ++uses[t->metadata.name]);
-      units.push_back({t->metadata.namespace_name + "/" + name, {FromTemplate(*t, name, "")}, {}});
+      units.push_back(
+          {t->metadata.namespace_name + "/" + name, {FromTemplate(*t, name, "")}, {}, &o});
     } else if (const auto* p = std::get_if<api::Pod>(&o.object)) {
-      Unit u{"pod " + p->metadata.namespace_name + "/" + p->metadata.name, {}, {}};
+      Unit u{"pod " + p->metadata.namespace_name + "/" + p->metadata.name, {}, {}, &o};
       for (const api::PodResourceClaim& rc : p->spec.resource_claims) {
         std::string ns = p->metadata.namespace_name;
         if (rc.resource_claim_name) {
@@ -110,8 +104,6 @@ absl::StatusOr<std::vector<Unit>> Units(const std::vector<api::SourcedObject>& o
   }
   return units;
 }
-
-}  // namespace
 
 absl::StatusOr<BatchResult> AllocateInOrder(const std::vector<api::SourcedObject>& cluster,
                                             const std::vector<api::SourcedObject>& work,

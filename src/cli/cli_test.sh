@@ -90,6 +90,15 @@ expect_exit 0 "generator is deterministic" -- cmp "$tmp/c.json" "$tmp/c2.json"
 
 
 # simulate
+C=testdata/sim/claims
+expect_output "^gpuplane +3 +3 +0 +33s +0s +100s +75.0$" "replay of Pods with claims" -- \
+  "$BIN" simulate --mode replay --generate h100=1 --workload $C/workload.yaml
+expect_output "bad.yaml:16: pod train/too-big: fits no node" "claims replay: impossible job named" -- \
+  "$BIN" simulate --mode replay --generate h100=1 --workload $C/bad.yaml
+expect_exit 1 "claims replay: --strict stops on problems" -- \
+  "$BIN" simulate --mode replay --generate h100=1 --workload $C/bad.yaml --strict
+expect_exit 2 "claims replay needs a DRA cluster" -- \
+  "$BIN" simulate --mode replay --nodes testdata/sim/nodes.csv --workload $C/workload.yaml
 tmp=$(mktemp -d)
 expect_exit 0 "default scenario" -- "$BIN" simulate --no-timing
 expect_output "OOM failures +[1-9][0-9]* +0$" "default scenario: OOM only with integer GPUs" -- "$BIN" simulate

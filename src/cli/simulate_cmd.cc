@@ -13,9 +13,11 @@
 #include "api/loader.h"
 #include "cli/commands.h"
 #include "cli/simulate_output.h"
+#include "model/inventory.h"
 #include "nlohmann/json.hpp"
 #include "sched/fragmentation.h"
 #include "sched/policy.h"
+#include "sim/claim_replay.h"
 #include "sim/cluster_generator.h"
 #include "sim/dra_nodes.h"
 #include "sim/experiment.h"
@@ -214,7 +216,62 @@ int RunDefaultScenario(const SimulateOptions& opt) {
   return kExitOk;
 }
 
+// --workload FILE: Pods with claims, replayed on the cluster's own DRA objects.
+int RunClaimReplay(const SimulateOptions& opt) {
+  if (opt.mode != "replay") {
+    return Fail(absl::InvalidArgumentError(
+        "--workload FILE (Pods with claims) replays arrivals and departures: add --mode replay"));
+  }
+  std::vector<api::SourcedObject> objects;
+  std::vector<std::string> problems;
+  if (!opt.objects.empty() && opt.generate.empty() && opt.nodes.empty() && opt.spot_nodes.empty()) {
+    api::LoadResult loaded = api::LoadPaths(opt.objects);
+    for (const api::Diagnostic& d : loaded.diagnostics) {
+      if (d.is_error()) problems.push_back(d.ToString());
+    }
+    objects = std::move(loaded.objects);
+  } else if (!opt.generate.empty() && opt.objects.empty() && opt.nodes.empty() &&
+             opt.spot_nodes.empty()) {
+    absl::StatusOr<sim::ClusterSpec> spec = sim::ParseClusterMix(opt.generate);
+    if (!spec.ok()) return Fail(spec.status());
+    absl::StatusOr<sim::GeneratedCluster> cluster = sim::GenerateCluster(*spec);
+    if (!cluster.ok()) return Fail(cluster.status());
+    objects = sim::ToObjects(*cluster);
+  } else {
+    return Fail(absl::InvalidArgumentError(
+        "--workload FILE (Pods with claims) needs a DRA cluster: --objects DIR or --generate MIX "
+        "(trace clusters have no DRA attributes for the claims to select)"));
+  }
+  model::Inventory inventory = model::Inventory::Build(objects);
+  sim::ClaimWorkload workload = sim::LoadClaimWorkload({opt.workload});
+  problems.insert(problems.end(), workload.problems.begin(), workload.problems.end());
+  std::vector<std::string> policies =
+      opt.policies.empty() ? std::vector<std::string>{"k8s", "gpuplane"} : opt.policies;
+  std::vector<sim::ClaimReplayResult> results;
+  for (size_t i = 0; i < policies.size(); ++i) {
+    std::vector<sim::ClaimJob> jobs = workload.jobs;
+    std::vector<std::string> skipped;
+    absl::StatusOr<sim::ClaimReplayResult> r =
+        sim::ReplayClaims(inventory, jobs, policies[i], skipped);
+    if (!r.ok()) return Fail(r.status());
+    if (i == 0) problems.insert(problems.end(), skipped.begin(), skipped.end());
+    if (opt.no_timing) r->seconds = 0;
+    results.push_back(std::move(*r));
+  }
+  Report(problems, "input problems (objects or jobs skipped)", false);
+  if (opt.strict && !problems.empty()) {
+    std::fprintf(stderr, "gpuplane simulate: --strict: stopping on input problems\n");
+    return kExitProblems;
+  }
+  std::string name = opt.workload.substr(opt.workload.find_last_of('/') + 1);
+  std::string out =
+      opt.output == "json" ? ClaimReplayJson(name, results) : ClaimReplayTable(name, results);
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  return kExitOk;
+}
+
 int RunSimulate(const SimulateOptions& opt) {
+  if (!opt.workload.empty() && opt.workload != "generate") return RunClaimReplay(opt);
   // Cluster.
   std::vector<sim::TraceNode> nodes;
   std::vector<std::string> problems;
@@ -265,10 +322,6 @@ int RunSimulate(const SimulateOptions& opt) {
       return Fail(absl::InvalidArgumentError("--workload generate is for --mode replay"));
     }
     return RunGeneratedReplay(opt, *cluster, *seeds);
-  }
-  if (!opt.workload.empty()) {
-    return Fail(absl::InvalidArgumentError(util::Cat(
-        "--workload \"", opt.workload, "\": the only built-in workload is \"generate\"")));
   }
   if (opt.pods.empty()) {
     return Fail(absl::InvalidArgumentError("give --pods FILE (or --workload generate)"));
@@ -342,7 +395,9 @@ Command AddSimulateCommand(CLI::App& app) {
   cmd->add_option("--seeds", opt->seeds,
                   "Seeds: 42, 42-51 or 1,5,9 (default 42-51 in fill mode, 42 in replay mode)");
   cmd->add_option("--workload", opt->workload,
-                  "Built-in workload instead of --pods: \"generate\" (replay mode)");
+                  "Replay mode: \"generate\" (the built-in job generator), or a YAML/JSON/JSONL "
+                  "file of Pods with claims (annotations sim.gpuplane.io/arrival and /duration, "
+                  "seconds) on --objects or --generate");
   cmd->add_option("--jobs", opt->jobs, "Generated workload: number of jobs")
       ->capture_default_str()
       ->check(CLI::Range(int64_t{1}, int64_t{100'000'000}));

@@ -291,4 +291,13 @@ absl::StatusOr<GeneratedCluster> GenerateCluster(const ClusterSpec& spec) {
   return out;
 }
 
+std::vector<api::SourcedObject> ToObjects(const GeneratedCluster& cluster) {
+  std::vector<api::SourcedObject> objects;
+  for (const api::DeviceClass& c : cluster.classes) objects.push_back({c, "generated", 0, true});
+  for (const GeneratedNode& n : cluster.nodes) {
+    for (const api::ResourceSlice& s : n.slices) objects.push_back({s, "generated", 0, true});
+  }
+  return objects;
+}
+
 }  // namespace gpuplane::sim

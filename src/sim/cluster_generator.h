@@ -11,6 +11,7 @@
 
 #include "absl/status/statusor.h"
 #include "api/core_types.h"
+#include "api/object.h"
 #include "api/resource_types.h"
 
 namespace gpuplane::sim {
@@ -48,6 +49,9 @@ struct GeneratedCluster {
 };
 
 absl::StatusOr<GeneratedCluster> GenerateCluster(const ClusterSpec& spec);
+
+// The cluster's DeviceClasses and ResourceSlices as objects (source "generated").
+std::vector<api::SourcedObject> ToObjects(const GeneratedCluster& cluster);
 
 // The DeviceClasses NVIDIA's driver installs: gpu.nvidia.com and mig.nvidia.com.
 std::vector<api::DeviceClass> NvidiaDeviceClasses();

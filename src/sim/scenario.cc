@@ -253,12 +253,7 @@ absl::StatusOr<std::vector<ScenarioResult>> RunDefaultScenario(const ScenarioSpe
   if (!cs.ok()) return cs.status();
   absl::StatusOr<GeneratedCluster> cluster = GenerateCluster(*cs);
   if (!cluster.ok()) return cluster.status();
-  std::vector<api::SourcedObject> objects;
-  for (const api::DeviceClass& c : cluster->classes) objects.push_back({c, "generated", 0, true});
-  for (const GeneratedNode& n : cluster->nodes) {
-    for (const api::ResourceSlice& s : n.slices) objects.push_back({s, "generated", 0, true});
-  }
-  model::Inventory inv = model::Inventory::Build(objects);
+  model::Inventory inv = model::Inventory::Build(ToObjects(*cluster));
   std::vector<Job> jobs = MakeJobs(spec);
   return std::vector<ScenarioResult>{RunMode(inv, jobs, false, spec),
                                      RunMode(inv, jobs, true, spec)};

@@ -1,0 +1,56 @@
+// Replay of Pods with DRA claims (`gpuplane simulate --mode replay --workload FILE`): Pods,
+// ResourceClaimTemplates and ResourceClaims in YAML, JSON or JSONL, each Pod a job that
+// arrives at its `sim.gpuplane.io/arrival` annotation (seconds from the start, default 0) and
+// runs for `sim.gpuplane.io/duration` seconds. Jobs are placed by the real allocator on the
+// cluster's own DRA objects: `gpuplane` tries nodes fullest first with the allocator's
+// scoring, `k8s` least allocated first with first-fit devices. Jobs that do not fit wait in a
+// FIFO queue, retried when jobs end. Jobs that fit no node of the empty cluster, Pods sharing a
+// claim, and bad annotations are reported with file and line and skipped.
+#ifndef GPUPLANE_SIM_CLAIM_REPLAY_H_
+#define GPUPLANE_SIM_CLAIM_REPLAY_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "api/object.h"
+#include "model/inventory.h"
+
+namespace gpuplane::sim {
+
+inline constexpr char kArrivalAnnotation[] = "sim.gpuplane.io/arrival";
+inline constexpr char kDurationAnnotation[] = "sim.gpuplane.io/duration";
+
+struct ClaimJob {
+  std::string label;  // "pod ns/name"
+  std::string where;  // file:line
+  std::vector<api::ResourceClaim> claims;
+  double arrival = 0, duration = 0;  // seconds
+};
+
+struct ClaimWorkload {
+  std::vector<ClaimJob> jobs;  // by arrival (stable)
+  std::vector<std::string> problems;
+};
+
+// Reads the files (YAML/JSON documents, or JSONL: one object per line).
+ClaimWorkload LoadClaimWorkload(const std::vector<std::string>& paths);
+
+struct ClaimReplayResult {
+  std::string policy;
+  int64_t jobs = 0, started = 0, never_started = 0;
+  double mean_wait = 0, p50_wait = 0, p95_wait = 0;  // seconds, over started jobs
+  double utilization = 0;  // allocated GPU time / GPU capacity over the run, percent
+  double seconds = 0;      // wall clock
+};
+
+// `policy`: "gpuplane" or "k8s". Jobs that fit no node of the empty cluster are moved to
+// `problems` (with the allocator's reasons on the first node) and not replayed.
+absl::StatusOr<ClaimReplayResult> ReplayClaims(const model::Inventory& inventory,
+                                               std::vector<ClaimJob>& jobs,
+                                               const std::string& policy,
+                                               std::vector<std::string>& problems);
+
+}  // namespace gpuplane::sim
+
+#endif  // GPUPLANE_SIM_CLAIM_REPLAY_H_
