@@ -91,7 +91,7 @@ expect_exit 0 "generator is deterministic" -- cmp "$tmp/c.json" "$tmp/c2.json"
 
 # simulate
 C=testdata/sim/claims
-expect_output "^gpuplane +3 +3 +0 +33s +0s +100s +75.0$" "replay of Pods with claims" -- \
+expect_output "^gpuplane +0 +3 +3 +0 +33s +0s +100s +75.0 +0$" "replay of Pods with claims" -- \
   "$BIN" simulate --mode replay --generate h100=1 --workload $C/workload.yaml
 expect_output "bad.yaml:16: pod train/too-big: fits no node" "claims replay: impossible job named" -- \
   "$BIN" simulate --mode replay --generate h100=1 --workload $C/bad.yaml

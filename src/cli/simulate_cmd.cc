@@ -247,25 +247,31 @@ int RunClaimReplay(const SimulateOptions& opt) {
   problems.insert(problems.end(), workload.problems.begin(), workload.problems.end());
   std::vector<std::string> policies =
       opt.policies.empty() ? std::vector<std::string>{"k8s", "gpuplane"} : opt.policies;
-  std::vector<sim::ClaimReplayResult> results;
+  std::string name = opt.workload.substr(opt.workload.find_last_of('/') + 1);
+  ReplayReport report{util::Cat(name, " (Pods with claims)"),
+                      std::llround(sim::GpuCapacity(inventory) * 1000),
+                      {},
+                      0};
   for (size_t i = 0; i < policies.size(); ++i) {
     std::vector<sim::ClaimJob> jobs = workload.jobs;
     std::vector<std::string> skipped;
-    absl::StatusOr<sim::ClaimReplayResult> r =
-        sim::ReplayClaims(inventory, jobs, policies[i], skipped);
+    absl::StatusOr<sim::ReplayRun> r = sim::ReplayClaims(inventory, jobs, policies[i], skipped);
     if (!r.ok()) return Fail(r.status());
     if (i == 0) problems.insert(problems.end(), skipped.begin(), skipped.end());
     if (opt.no_timing) r->seconds = 0;
-    results.push_back(std::move(*r));
+    report.runs.push_back(std::move(*r));
   }
+  report.input_problems = static_cast<int64_t>(problems.size());
   Report(problems, "input problems (objects or jobs skipped)", false);
   if (opt.strict && !problems.empty()) {
     std::fprintf(stderr, "gpuplane simulate: --strict: stopping on input problems\n");
     return kExitProblems;
   }
-  std::string name = opt.workload.substr(opt.workload.find_last_of('/') + 1);
-  std::string out =
-      opt.output == "json" ? ClaimReplayJson(name, results) : ClaimReplayTable(name, results);
+  if (!opt.report.empty()) {
+    absl::Status s = WriteReplayHtml(report, opt.report);
+    if (!s.ok()) return Fail(s);
+  }
+  std::string out = opt.output == "json" ? ReplayJson(report) : ReplayTable(report);
   std::fwrite(out.data(), 1, out.size(), stdout);
   return kExitOk;
 }

@@ -203,40 +203,6 @@ absl::Status WriteFillHtml(const FillReport& r, const std::string& path) {
   return WriteReport(path, html);
 }
 
-std::string ClaimReplayTable(const std::string& name,
-                             const std::vector<sim::ClaimReplayResult>& results) {
-  std::string out = util::Cat("replay of Pods with claims: ", name, "\n\n");
-  out += "policy        jobs   started  never  wait mean  p50      p95      GPU util %\n";
-  for (const sim::ClaimReplayResult& r : results) {
-    char line[256];
-    std::snprintf(line, sizeof line, "%-10s %7lld %9lld %6lld  %8.0fs %7.0fs %7.0fs %10.1f\n",
-                  r.policy.c_str(), static_cast<long long>(r.jobs),
-                  static_cast<long long>(r.started), static_cast<long long>(r.never_started),
-                  r.mean_wait, r.p50_wait, r.p95_wait, r.utilization);
-    out += line;
-  }
-  return out;
-}
-
-std::string ClaimReplayJson(const std::string& name,
-                            const std::vector<sim::ClaimReplayResult>& results) {
-  nlohmann::ordered_json runs = nlohmann::ordered_json::array();
-  for (const sim::ClaimReplayResult& r : results) {
-    runs.push_back({{"policy", r.policy},
-                    {"workload", name},
-                    {"jobs", r.jobs},
-                    {"started", r.started},
-                    {"never_started", r.never_started},
-                    {"wait_seconds",
-                     {{"mean", Round4(r.mean_wait)},
-                      {"p50", Round4(r.p50_wait)},
-                      {"p95", Round4(r.p95_wait)}}},
-                    {"gpu_utilization", Round4(r.utilization)},
-                    {"seconds", r.seconds}});
-  }
-  return nlohmann::ordered_json{{"runs", runs}}.dump() + "\n";
-}
-
 std::string ScenarioTable(const std::string& description,
                           const std::vector<sim::ScenarioResult>& results) {
   std::string out = util::Cat("gpuplane simulate: the built-in scenario\n", description, "\n\n");

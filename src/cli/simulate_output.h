@@ -7,7 +7,6 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "sim/claim_replay.h"
 #include "sim/experiment.h"
 #include "sim/replay.h"
 #include "sim/scenario.h"
@@ -33,12 +32,6 @@ std::string FillTable(const FillReport& r);
 std::string ReplayTable(const ReplayReport& r);
 std::string ReplayJson(const ReplayReport& r);
 absl::Status WriteReplayHtml(const ReplayReport& r, const std::string& path);
-// Replay of Pods with claims (sim/claim_replay.h).
-std::string ClaimReplayTable(const std::string& name,
-                             const std::vector<sim::ClaimReplayResult>& results);
-std::string ClaimReplayJson(const std::string& name,
-                            const std::vector<sim::ClaimReplayResult>& results);
-
 std::string ScenarioTable(const std::string& description,
                           const std::vector<sim::ScenarioResult>& results);
 std::string ScenarioJson(const std::string& description,

@@ -108,10 +108,18 @@ ClaimWorkload LoadClaimWorkload(const std::vector<std::string>& paths) {
   return out;
 }
 
-absl::StatusOr<ClaimReplayResult> ReplayClaims(const model::Inventory& inv,
-                                               std::vector<ClaimJob>& jobs,
-                                               const std::string& policy,
-                                               std::vector<std::string>& problems) {
+double GpuCapacity(const model::Inventory& inv) {
+  const std::vector<double> share = GpuShares(inv);
+  double capacity = 0;
+  for (const model::NodeInfo& node : inv.nodes()) {
+    for (model::DeviceId d : node.devices) capacity += share[d] == 1 ? 1 : 0;
+  }
+  return capacity;
+}
+
+absl::StatusOr<ReplayRun> ReplayClaims(const model::Inventory& inv, std::vector<ClaimJob>& jobs,
+                                       const std::string& policy,
+                                       std::vector<std::string>& problems, int samples) {
   if (policy != "gpuplane" && policy != "k8s") {
     return absl::InvalidArgumentError(util::Cat(
         "--policy ", policy, ": a workload of Pods with claims runs with gpuplane or k8s"));
@@ -170,14 +178,25 @@ absl::StatusOr<ClaimReplayResult> ReplayClaims(const model::Inventory& inv,
     for (model::DeviceId d : inv.nodes()[n].devices) node_gpus[n] += share[d] == 1 ? 1 : 0;
     capacity += node_gpus[n];
   }
-  ClaimReplayResult res;
-  res.policy = policy;
-  res.jobs = static_cast<int64_t>(jobs.size());
+  ReplayRun run;
+  run.policy = policy;
+  run.jobs = static_cast<int64_t>(jobs.size());
+  double horizon = 0;
+  for (const ClaimJob& j : jobs) horizon = std::max(horizon, j.arrival + j.duration);
   std::vector<Running> running(jobs.size());
-  std::vector<double> waits;
   std::priority_queue<End, std::vector<End>, std::greater<>> ends;
   std::list<size_t> queue;
   double now = 0, last = 0, used = 0, used_time = 0;
+  const double sample_every = horizon > 0 ? horizon / std::max(1, samples) : 1;
+  double next_sample = 0;
+  auto advance = [&](double t) {  // integrate utilization and take samples up to t
+    while (next_sample <= t && next_sample <= horizon) {
+      run.utilization.emplace_back(next_sample, capacity > 0 ? used * 100 / capacity : 0);
+      next_sample += sample_every;
+    }
+    used_time += used * (t - last);
+    last = t;
+  };
   std::vector<model::NodeId> order(inv.nodes().size());
   auto try_start = [&](size_t j) {
     for (model::NodeId n = 0; n < order.size(); ++n) order[n] = n;
@@ -201,7 +220,7 @@ absl::StatusOr<ClaimReplayResult> ReplayClaims(const model::Inventory& inv,
       for (const alloc::Choice& ch : o.choices) r.gpus += share[ch.device];
       node_used[n] += r.gpus;
       used += r.gpus;
-      waits.push_back(now - jobs[j].arrival);
+      run.waits.push_back(now - jobs[j].arrival);
       ends.push({now + jobs[j].duration, j});
       return true;
     }
@@ -211,8 +230,7 @@ absl::StatusOr<ClaimReplayResult> ReplayClaims(const model::Inventory& inv,
   while (next < jobs.size() || !ends.empty()) {
     bool arrival = next < jobs.size() && (ends.empty() || jobs[next].arrival <= ends.top().time);
     now = arrival ? jobs[next].arrival : ends.top().time;
-    used_time += used * (now - last);
-    last = now;
+    advance(now);
     if (arrival) {
       size_t j = next++;
       // Tried at once only when nobody waits: otherwise it would overtake the queue.
@@ -230,19 +248,13 @@ absl::StatusOr<ClaimReplayResult> ReplayClaims(const model::Inventory& inv,
       it = try_start(*it) ? queue.erase(it) : std::next(it);
     }
   }
-  res.started = static_cast<int64_t>(waits.size());
-  res.never_started = static_cast<int64_t>(queue.size());
-  double sum = 0;
-  for (double w : waits) sum += w;
-  std::sort(waits.begin(), waits.end());
-  if (!waits.empty()) {
-    res.mean_wait = sum / static_cast<double>(waits.size());
-    res.p50_wait = waits[waits.size() / 2];
-    res.p95_wait = waits[std::min(waits.size() - 1, waits.size() * 95 / 100)];
-  }
-  res.utilization = capacity > 0 && last > 0 ? used_time / (capacity * last) * 100 : 0;
-  res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall).count();
-  return res;
+  run.started = static_cast<int64_t>(run.waits.size());
+  run.never_started = static_cast<int64_t>(queue.size());
+  run.end_time = std::max(horizon, now);
+  advance(run.end_time);
+  run.gpu_hours = used_time / 3600;
+  run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall).count();
+  return run;
 }
 
 }  // namespace gpuplane::sim

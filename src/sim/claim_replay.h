@@ -15,6 +15,7 @@
 #include "absl/status/statusor.h"
 #include "api/object.h"
 #include "model/inventory.h"
+#include "sim/replay.h"
 
 namespace gpuplane::sim {
 
@@ -36,20 +37,16 @@ struct ClaimWorkload {
 // Reads the files (YAML/JSON documents, or JSONL: one object per line).
 ClaimWorkload LoadClaimWorkload(const std::vector<std::string>& paths);
 
-struct ClaimReplayResult {
-  std::string policy;
-  int64_t jobs = 0, started = 0, never_started = 0;
-  double mean_wait = 0, p50_wait = 0, p95_wait = 0;  // seconds, over started jobs
-  double utilization = 0;  // allocated GPU time / GPU capacity over the run, percent
-  double seconds = 0;      // wall clock
-};
-
 // `policy`: "gpuplane" or "k8s". Jobs that fit no node of the empty cluster are moved to
-// `problems` (with the allocator's reasons on the first node) and not replayed.
-absl::StatusOr<ClaimReplayResult> ReplayClaims(const model::Inventory& inventory,
-                                               std::vector<ClaimJob>& jobs,
-                                               const std::string& policy,
-                                               std::vector<std::string>& problems);
+// `problems` (with the allocator's reasons on the first node) and not replayed. The result is
+// a ReplayRun like the trace replay's (seed 0: nothing here is random), with utilization in
+// whole GPUs' worth (see GpuShares in the .cc) sampled `samples` times.
+absl::StatusOr<ReplayRun> ReplayClaims(const model::Inventory& inventory,
+                                       std::vector<ClaimJob>& jobs, const std::string& policy,
+                                       std::vector<std::string>& problems, int samples = 200);
+
+// The cluster's GPU capacity in whole GPUs (the denominator of the utilization above).
+double GpuCapacity(const model::Inventory& inventory);
 
 }  // namespace gpuplane::sim
 

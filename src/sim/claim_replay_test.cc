@@ -21,16 +21,21 @@ TEST(ClaimReplayTest, JobsWaitForCapacityInArrivalOrder) {
   for (const char* policy : {"gpuplane", "k8s"}) {
     std::vector<ClaimJob> jobs = w.jobs;
     std::vector<std::string> problems;
-    absl::StatusOr<ClaimReplayResult> r = ReplayClaims(inv, jobs, policy, problems);
+    absl::StatusOr<ReplayRun> r = ReplayClaims(inv, jobs, policy, problems);
     ASSERT_TRUE(r.ok()) << r.status();
     EXPECT_TRUE(problems.empty());
     EXPECT_EQ(r->jobs, 3);
     EXPECT_EQ(r->started, 3);
     EXPECT_EQ(r->never_started, 0);
-    EXPECT_NEAR(r->mean_wait, 100.0 / 3, 1e-9);
-    EXPECT_EQ(r->p95_wait, 100);
-    // 8 GPUs busy for 100 s, then 4 for 100 s, over 8 GPUs x 200 s.
-    EXPECT_NEAR(r->utilization, 75, 1e-9) << policy;
+    EXPECT_EQ(r->waits, (std::vector<double>{0, 0, 100}));
+    // 8 GPUs busy for 100 s, then 4 for 100 s: 1,200 GPU-seconds over 8 GPUs x 200 s.
+    EXPECT_EQ(GpuCapacity(inv), 8);
+    EXPECT_EQ(r->end_time, 200);
+    EXPECT_NEAR(r->gpu_hours * 3600, 1200, 1e-9) << policy;
+    ASSERT_FALSE(r->utilization.empty());
+    // Samples show the state before the events at their time, as in the trace replay.
+    EXPECT_EQ(r->utilization.front(), (std::pair<double, double>{0, 0}));
+    EXPECT_EQ(r->utilization[r->utilization.size() / 2].second, 100);
   }
 }
 
@@ -47,7 +52,7 @@ TEST(ClaimReplayTest, BadJobsAreReportedWithFileAndLine) {
   ASSERT_EQ(w.jobs.size(), 1u);
   model::Inventory inv = Generated("h100=2");
   std::vector<std::string> problems;
-  absl::StatusOr<ClaimReplayResult> r = ReplayClaims(inv, w.jobs, "gpuplane", problems);
+  absl::StatusOr<ReplayRun> r = ReplayClaims(inv, w.jobs, "gpuplane", problems);
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->jobs, 0);
   ASSERT_EQ(problems.size(), 1u);
@@ -72,9 +77,10 @@ TEST(ClaimReplayTest, PackingKeepsWholeNodesFree) {
   for (const char* policy : {"k8s", "gpuplane"}) {
     std::vector<ClaimJob> jobs = {small, small, big};
     std::vector<std::string> problems;
-    absl::StatusOr<ClaimReplayResult> r = ReplayClaims(inv, jobs, policy, problems);
+    absl::StatusOr<ReplayRun> r = ReplayClaims(inv, jobs, policy, problems);
     ASSERT_TRUE(r.ok());
-    wait[i++] = r->mean_wait * 3;  // the big job's wait (the small ones start at once)
+    ASSERT_EQ(r->waits.size(), 3u);
+    wait[i++] = r->waits[2];  // the big job's (the small ones start at once)
   }
   EXPECT_EQ(wait[0], 990) << "k8s: the 8-GPU job waits for a small one to end";
   EXPECT_EQ(wait[1], 0) << "gpuplane: a whole node stayed free";
