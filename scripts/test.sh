@@ -8,20 +8,20 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 JOBS=${JOBS:-$(nproc)}
-FUZZ_SECONDS=${FUZZ_SECONDS:-45}
+FUZZ_SECONDS=${FUZZ_SECONDS:-30}
 
-echo "== clang-format"
+echo "== clang-format (at ${SECONDS}s)"
 git ls-files 'src/*.cc' 'src/*.h' 'bench/*.cc' 'fuzz/*.cc' | xargs clang-format --dry-run -Werror
 
-echo "== GCC release build (-Werror) and all tests"
+echo "== GCC release build (-Werror) and all tests (at ${SECONDS}s)"
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DGPUPLANE_WERROR=ON >/dev/null
 cmake --build build -j "$JOBS"
 ctest --test-dir build --output-on-failure -j "$JOBS" 2>&1 | tee build/ctest.log
 
-echo "== clang-tidy (.clang-tidy; findings are errors)"
+echo "== clang-tidy (.clang-tidy; findings are errors) (at ${SECONDS}s)"
 git ls-files 'src/*.cc' | xargs -P "$JOBS" -n 4 clang-tidy -p build --quiet --warnings-as-errors='*' 2>/dev/null
 
-echo "== clang ASan+UBSan build (-Werror), unit tests, fuzz targets"
+echo "== clang ASan+UBSan build (-Werror), unit tests, fuzz targets (at ${SECONDS}s)"
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER=clang++ \
   -DGPUPLANE_WERROR=ON -DGPUPLANE_SANITIZE=ON -DGPUPLANE_BENCH=OFF -DGPUPLANE_FUZZ=ON >/dev/null
 cmake --build build-asan -j "$JOBS"
@@ -40,12 +40,12 @@ for target in build-asan/fuzz/*_fuzz; do
     *) find testdata examples -type f \( -name '*.yaml' -o -name '*.json' \) -size -64k \
          -exec cp {} "$corpus"/ \; 2>/dev/null || true ;;
   esac
-  echo "== fuzz $name for ${FUZZ_SECONDS}s"
+  echo "== fuzz $name for ${FUZZ_SECONDS}s (at ${SECONDS}s)"
   "$target" -max_total_time="$FUZZ_SECONDS" -max_len=16384 -timeout=10 -rss_limit_mb=2048 \
     -print_final_stats=1 "$corpus" 2>&1 | tail -n 4
   rm -rf "$corpus"
 done
 
 # Last, so CI reads ctest's closing line for the whole suite (from the run above).
-echo "== summary"
+echo "== summary (at ${SECONDS}s)"
 grep -E "tests passed|tests failed|Total Test time" build/ctest.log
