@@ -96,6 +96,7 @@ FAKE_NVML_MODE=2 "$BIN" agent --sampler nvml --nvml-library "$FAKE_NVML" --max-p
   fail "GPU lost stopped the agent"
 [[ $(grep -c '"kind":"nvml_gpu_lost"' "$tmp/lost.log") == 1 ]] || fail "GPU lost logged once"
 grep -q '"passes":3' "$tmp/lost.log" || fail "the agent did not keep sampling after GPU lost"
+grep -q '"errors":{"nvml_gpu_lost":3,' "$tmp/lost.log" || fail "GPU lost counted once per pass"
 
 if ((failures > 0)); then
   echo "agent_test: $failures failure(s)"
