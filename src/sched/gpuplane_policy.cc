@@ -4,11 +4,11 @@
 //    task type (by CPU) is not given a pod that leaves it too little CPU for that type, unless
 //    every feasible node would be stranded;
 // 2. a sharing pod that fits a partly used GPU almost exactly (less than a tenth of a GPU left
-//    over) takes the tightest such GPU anywhere in the cluster.
-// Then the gradient score, then the priority order. Near-perfect fits close GPUs that the
-// gradient, quantized to 100 levels, would otherwise leave to chance; stranded whole GPUs are
-// what whole-GPU pods, the largest share of demand, fail on. docs/SIMULATOR.md has the
-// measurements, including what did not help.
+//    over) goes to such a GPU (any node in the cluster) rather than to a fresh one.
+// Then the gradient score, then the least left over, then the priority order. Near-perfect
+// fits close GPUs that the gradient, quantized to 100 levels, would otherwise leave to chance;
+// stranded whole GPUs are what whole-GPU pods, the largest share of demand, fail on.
+// docs/SIMULATOR.md has the measurements, including what did not help.
 #include <algorithm>
 #include <cmath>
 
@@ -33,7 +33,7 @@ class GpuplanePolicy : public Policy {
     cache_.NewPod(view, pod);
     std::optional<Placement> best;
     // Lexicographic: (does not strand whole GPUs, fits a partly used GPU nearly exactly,
-    // -leftover, gradient score, -rank).
+    // gradient score, -leftover, -rank).
     bool best_partial = false, best_strands = false;
     int best_left = 0;
     double best_score = 0;
@@ -53,12 +53,11 @@ class GpuplanePolicy : public Policy {
       const size_t gpu_count = partial ? 1 : answer.gpus.size();
       bool strands = Strands(node, pod, gpus, gpu_count);
       if (best && strands && !best_strands) continue;
-      bool better =
-          !best || (best_strands && !strands) || (partial && !best_partial) ||
-          (partial == best_partial &&
-           (left < best_left ||
-            (left == best_left && (answer.score > best_score ||
-                                   (answer.score == best_score && view.rank[n] < best_rank)))));
+      bool better = !best || (best_strands && !strands) || (partial && !best_partial) ||
+                    (partial == best_partial &&
+                     (answer.score > best_score ||
+                      (answer.score == best_score &&
+                       (left < best_left || (left == best_left && view.rank[n] < best_rank)))));
       if (!better) continue;
       best_partial = partial;
       best_strands = strands;

@@ -2,9 +2,9 @@
 // mean allocation ratio at 100% arrived workload over seeds 42-51 of each FGD-artifact policy
 // is within 1.0 percentage point of the published value for bestfit and fgd and within 1.5
 // for the others (../shared/docs/fgd-method.md). Reads ../shared/data/openb; skipped, with a
-// message, when it is absent. Also runs our `gpuplane` policy on the same inputs and guards
-// what docs/SIMULATOR.md reports: above fgd on the default trace, and nowhere more than 0.1
-// point below it (issue 5 asks for above fgd on every trace; see the doc for where it is not).
+// message, when it is absent. Also runs our `gpuplane` policy on the same inputs and checks
+// issue 5's first goal: a higher mean than fgd on every trace (deterministic for these seeds;
+// docs/SIMULATOR.md says by how much, and why the second goal, 96.2%, is out of reach).
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -69,10 +69,7 @@ TEST_P(FidelityTest, MatchesThePublishedAllocationRatio) {
   double fgd = summary[5].alloc_ratio_at_100.mean, mine = summary[6].alloc_ratio_at_100.mean;
   std::printf("  %-11s gpuplane   ours %6.2f  fgd       %6.2f  diff %+5.2f\n", p.trace, mine, fgd,
               mine - fgd);
-  EXPECT_GT(mine, fgd - 0.1) << p.trace;
-  if (std::string(p.trace) == "default") {
-    EXPECT_GT(mine, fgd) << p.trace;
-  }
+  EXPECT_GT(mine, fgd) << p.trace;
   for (const FillRun& r : runs) EXPECT_EQ(r.disagreements, 0);
 }
 
