@@ -12,15 +12,29 @@ models and arrival order (all of which only make it worse):
   stranded; if k of them fail instead, the failed demand is at least 810 k while the stranded
   space is at least S - 190 k, and since both equal the unallocated capacity, it is at least
   max(810 k, S - 190 k) >= 0.81 S for any k: a ceiling no policy can pass;
-- offline packing: best-fit decreasing over all share pods at once (a packing that knows the
-  future; near optimal for such instances).
+- offline packing, bounds: the Martello-Toth L2 lower bound on the GPUs any packing of all
+  these share pods needs, and best-fit decreasing over them at once (a packing that knows the
+  future): the best possible packing strands between the two.
 
 Usage: tools/share_packing_bound.py ../shared/data/openb/openb_pod_list_default.csv [GPUS]
 (GPUS: the cluster's GPU count, 6212 for openb_node_list_gpu_node.csv)
 """
 import collections
 import csv
+import math
 import sys
+
+
+def l2_bound(items, cap=1000):
+    """Martello-Toth L2: a lower bound on the bins needed to pack `items`."""
+    best = 0
+    for k in sorted({0} | {w for w in items if w <= cap // 2}):
+        big = [w for w in items if w > cap - k]
+        mid = [w for w in items if cap / 2 < w <= cap - k]
+        small = sum(w for w in items if k <= w <= cap / 2)
+        room = len(mid) * cap - sum(mid)
+        best = max(best, len(big) + len(mid) + max(0, math.ceil((small - room) / cap)))
+    return best
 
 
 def main():
@@ -51,11 +65,14 @@ def main():
         else:
             bins[best] -= s
     packed = sum(bins) / 1000
+    lower = (l2_bound(items) * 1000 - sum(items)) / 1000
     print(f"{path}: {len(items)} share pods at x=100 ({sum(items) / 1000:.1f} GPUs of demand)")
     print(f"  any policy: at least {0.81 * floor:.1f} GPUs unallocated -> allocation <= "
           f"{100 - 0.81 * floor * 100 / gpus:.2f}%")
     print(f"  every 810-milli pod placed: {floor:.1f} GPUs stranded -> allocation <= "
           f"{100 - floor * 100 / gpus:.2f}%")
+    print(f"  any packing of all share pods (L2 bound): {lower:.1f} GPUs stranded -> allocation "
+          f"<= {100 - lower * 100 / gpus:.2f}%")
     print(f"  offline best-fit decreasing: {len(bins)} GPUs, {packed:.1f} GPUs stranded "
           f"-> allocation <= {100 - packed * 100 / gpus:.2f}%")
 
