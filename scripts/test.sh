@@ -41,9 +41,16 @@ for target in build-asan/fuzz/*_fuzz; do
          -exec cp {} "$corpus"/ \; 2>/dev/null || true ;;
   esac
   echo "== fuzz $name for ${FUZZ_SECONDS}s (at ${SECONDS}s)"
-  "$target" -max_total_time="$FUZZ_SECONDS" -max_len=16384 -timeout=10 -rss_limit_mb=2048 \
-    -print_final_stats=1 "$corpus" 2>&1 | tail -n 4
-  rm -rf "$corpus"
+  log="$corpus.log"
+  if ! "$target" -max_total_time="$FUZZ_SECONDS" -max_len=16384 -timeout=10 -rss_limit_mb=2048 \
+    -print_final_stats=1 "$corpus" >"$log" 2>&1; then
+    # Show what was found and where the input was saved (crash-*, leak-*, timeout-*).
+    grep -E "ERROR|SUMMARY|runtime error|Test unit written|^ +#[0-9]+ " "$log" | head -40
+    echo "fuzz $name found a problem; rerun: $target <the file named above>"
+    exit 1
+  fi
+  tail -n 4 "$log"
+  rm -rf "$corpus" "$log"
 done
 
 # Last, so CI reads ctest's closing line for the whole suite (from the run above).

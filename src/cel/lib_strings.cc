@@ -258,6 +258,9 @@ Value Quote(std::span<const Value> a) {
   return Value::String(std::move(out));
 }
 
+// Largest precision a format clause may ask for ("%.1000f"), so output stays bounded.
+constexpr int kMaxPrecision = 1000;
+
 std::string FormatOne(char verb, int precision, const Value& v, bool* ok) {
   *ok = true;
   char buf[128];
@@ -279,9 +282,12 @@ std::string FormatOne(char verb, int precision, const Value& v, bool* ok) {
       double x = d.double_value();
       if (std::isnan(x)) return "NaN";
       if (std::isinf(x)) return x > 0 ? "Infinity" : "-Infinity";
-      std::snprintf(buf, sizeof buf, verb == 'f' ? "%.*f" : "%.*e", precision < 0 ? 6 : precision,
-                    x);
-      return buf;
+      // Sized first: %f of 1e308 has 309 digits before the point, plus the precision.
+      const char* form = verb == 'f' ? "%.*f" : "%.*e";
+      const int digits = precision < 0 ? 6 : precision;
+      std::string out(static_cast<size_t>(std::snprintf(nullptr, 0, form, digits, x)), '\0');
+      std::snprintf(out.data(), out.size() + 1, form, digits, x);
+      return out;
     }
     case 'x':
     case 'X':
@@ -339,8 +345,12 @@ Value Format(std::span<const Value> a) {
     if (j < f.size() && f[j] == '.') {
       precision = 0;
       ++j;
-      while (j < f.size() && f[j] >= '0' && f[j] <= '9')
+      while (j < f.size() && f[j] >= '0' && f[j] <= '9') {
         precision = precision * 10 + (f[j++] - '0');
+        if (precision > kMaxPrecision) {
+          return Value::Error(util::Cat("format: precision over ", kMaxPrecision));
+        }
+      }
     }
     if (j >= f.size()) return Value::Error("format: unterminated formatting clause");
     if (next >= args.size())

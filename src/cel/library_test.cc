@@ -87,6 +87,11 @@ TEST(LibraryTest, Strings) {
       {"'%x %X %o %b'.format([255, 255, 8, 5])", "'ff FF 10 101'"},
       {"'%d'.format(['x'])", "error: does not apply"},
       {"'%s %s'.format([1])", "error: out of range"},
+      // Found by the fuzzer: a precision that overflowed int, and %f of large doubles that a
+      // fixed buffer cut short.
+      {"'%.2155555555555f'.format([1.0])", "error: precision over 1000"},
+      {"'%.0f'.format([1e300]).size()", "301"},
+      {"'%.1000f'.format([0.5]).size()", "1002"},
   });
 }
 
