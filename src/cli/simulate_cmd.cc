@@ -135,6 +135,17 @@ int Jobs(const SimulateOptions& opt) {
                           : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 }
 
+// Replay output: the HTML report when asked for, then the table or JSON on stdout.
+int WriteReplay(const SimulateOptions& opt, const ReplayReport& report) {
+  if (!opt.report.empty()) {
+    absl::Status s = WriteReplayHtml(report, opt.report);
+    if (!s.ok()) return Fail(s);
+  }
+  std::string out = opt.output == "json" ? ReplayJson(report) : ReplayTable(report);
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  return kExitOk;
+}
+
 // Replay runs (policies x seeds), in parallel, results in policy-then-seed order.
 int Replay(const SimulateOptions& opt, std::shared_ptr<const sim::SimCluster> cluster,
            const std::vector<sim::ReplayJob>& jobs, const sched::Workload& workload,
@@ -164,13 +175,7 @@ int Replay(const SimulateOptions& opt, std::shared_ptr<const sim::SimCluster> cl
     if (opt.no_timing) r->seconds = 0;
     report.runs.push_back(std::move(*r));
   }
-  if (!opt.report.empty()) {
-    absl::Status s = WriteReplayHtml(report, opt.report);
-    if (!s.ok()) return Fail(s);
-  }
-  std::string out = opt.output == "json" ? ReplayJson(report) : ReplayTable(report);
-  std::fwrite(out.data(), 1, out.size(), stdout);
-  return kExitOk;
+  return WriteReplay(opt, report);
 }
 
 int RunGeneratedReplay(const SimulateOptions& opt,
@@ -252,8 +257,9 @@ int RunClaimReplay(const SimulateOptions& opt) {
                       std::llround(sim::GpuCapacity(inventory) * 1000),
                       {},
                       0};
+  // The first run drops the jobs no node can ever run; later runs reuse what it kept.
+  std::vector<sim::ClaimJob>& jobs = workload.jobs;
   for (size_t i = 0; i < policies.size(); ++i) {
-    std::vector<sim::ClaimJob> jobs = workload.jobs;
     std::vector<std::string> skipped;
     absl::StatusOr<sim::ReplayRun> r = sim::ReplayClaims(inventory, jobs, policies[i], skipped);
     if (!r.ok()) return Fail(r.status());
@@ -267,13 +273,7 @@ int RunClaimReplay(const SimulateOptions& opt) {
     std::fprintf(stderr, "gpuplane simulate: --strict: stopping on input problems\n");
     return kExitProblems;
   }
-  if (!opt.report.empty()) {
-    absl::Status s = WriteReplayHtml(report, opt.report);
-    if (!s.ok()) return Fail(s);
-  }
-  std::string out = opt.output == "json" ? ReplayJson(report) : ReplayTable(report);
-  std::fwrite(out.data(), 1, out.size(), stdout);
-  return kExitOk;
+  return WriteReplay(opt, report);
 }
 
 int RunSimulate(const SimulateOptions& opt) {

@@ -11,6 +11,7 @@
 #include "alloc/request.h"
 #include "api/loader.h"
 #include "model/allocation_state.h"
+#include "sim/node_load.h"
 #include "util/strings.h"
 
 namespace gpuplane::sim {
@@ -172,12 +173,12 @@ absl::StatusOr<ReplayRun> ReplayClaims(const model::Inventory& inv, std::vector<
   jobs = std::move(runnable);
 
   const std::vector<double> share = GpuShares(inv);
-  std::vector<double> node_gpus(inv.nodes().size(), 0), node_used(inv.nodes().size(), 0);
-  double capacity = 0;
+  std::vector<double> node_gpus(inv.nodes().size(), 0);
   for (model::NodeId n = 0; n < inv.nodes().size(); ++n) {
     for (model::DeviceId d : inv.nodes()[n].devices) node_gpus[n] += share[d] == 1 ? 1 : 0;
-    capacity += node_gpus[n];
   }
+  NodeLoad load(std::move(node_gpus));
+  const double capacity = load.capacity();
   ReplayRun run;
   run.policy = policy;
   run.jobs = static_cast<int64_t>(jobs.size());
@@ -186,30 +187,24 @@ absl::StatusOr<ReplayRun> ReplayClaims(const model::Inventory& inv, std::vector<
   std::vector<Running> running(jobs.size());
   std::priority_queue<End, std::vector<End>, std::greater<>> ends;
   std::list<size_t> queue;
-  double now = 0, last = 0, used = 0, used_time = 0;
+  double now = 0, last = 0, used_time = 0;
   const double sample_every = horizon > 0 ? horizon / std::max(1, samples) : 1;
   double next_sample = 0;
   auto advance = [&](double t) {  // integrate utilization and take samples up to t
     while (next_sample <= t && next_sample <= horizon) {
-      run.utilization.emplace_back(next_sample, capacity > 0 ? used * 100 / capacity : 0);
+      run.utilization.emplace_back(next_sample,
+                                   capacity > 0 ? load.total_used() * 100 / capacity : 0);
       next_sample += sample_every;
     }
-    used_time += used * (t - last);
+    used_time += load.total_used() * (t - last);
     last = t;
   };
-  std::vector<model::NodeId> order(inv.nodes().size());
   auto try_start = [&](size_t j) {
-    for (model::NodeId n = 0; n < order.size(); ++n) order[n] = n;
-    // gpuplane packs (fullest first, keeping whole nodes free); k8s spreads (least allocated).
-    std::stable_sort(order.begin(), order.end(), [&](model::NodeId a, model::NodeId b) {
-      double fa = node_gpus[a] > 0 ? node_used[a] / node_gpus[a] : 1;
-      double fb = node_gpus[b] > 0 ? node_used[b] / node_gpus[b] : 1;
-      return packing ? fa > fb : fa < fb;
-    });
     std::vector<const alloc::CompiledClaim*> ptrs;
     ptrs.reserve(compiled[j].size());
     for (const alloc::CompiledClaim& c : compiled[j]) ptrs.push_back(&c);
-    for (model::NodeId n : order) {
+    // gpuplane packs (fullest first, keeping whole nodes free); k8s spreads (least allocated).
+    for (model::NodeId n : load.Order(packing)) {
       alloc::Outcome o = allocator.Allocate(ptrs, n, state);
       if (!o.allocated) continue;
       if (!allocator.Commit(o, ptrs, state).ok()) return false;
@@ -218,8 +213,7 @@ absl::StatusOr<ReplayRun> ReplayClaims(const model::Inventory& inv, std::vector<
       r.node = n;
       r.gpus = 0;
       for (const alloc::Choice& ch : o.choices) r.gpus += share[ch.device];
-      node_used[n] += r.gpus;
-      used += r.gpus;
+      load.Add(n, r.gpus);
       run.waits.push_back(now - jobs[j].arrival);
       ends.push({now + jobs[j].duration, j});
       return true;
@@ -241,8 +235,7 @@ absl::StatusOr<ReplayRun> ReplayClaims(const model::Inventory& inv, std::vector<
       Running& r = running[ends.top().job];
       ends.pop();
       (void)allocator.Release(r.choices, state);
-      node_used[r.node] -= r.gpus;
-      used -= r.gpus;
+      load.Remove(r.node, r.gpus);
     }
     for (auto it = queue.begin(); it != queue.end();) {
       it = try_start(*it) ? queue.erase(it) : std::next(it);

@@ -12,6 +12,7 @@
 #include "model/inventory.h"
 #include "sched/rng.h"
 #include "sim/cluster_generator.h"
+#include "sim/node_load.h"
 #include "util/strings.h"
 
 namespace gpuplane::sim {
@@ -135,36 +136,29 @@ ScenarioResult RunMode(const model::Inventory& inv, const std::vector<Job>& jobs
         *alloc::CompileClaim("sim", util::Cat("job-", i), ClaimFor(jobs[i], dra), inv, cache));
   }
   // Node capacity in physical GPUs and what is used, for node ordering and utilization.
-  std::vector<double> node_gpus(inv.nodes().size(), 0), node_used(inv.nodes().size(), 0);
-  double capacity = 0;
+  std::vector<double> node_gpus(inv.nodes().size(), 0);
   for (model::NodeId n = 0; n < inv.nodes().size(); ++n) {
     for (model::DeviceId d : inv.nodes()[n].devices) {
       if (inv.devices()[d].spec->attributes.at("type").string_value == "gpu") node_gpus[n] += 1;
     }
-    capacity += node_gpus[n];
   }
+  NodeLoad load(std::move(node_gpus));
+  const double capacity = load.capacity();
   std::vector<Running> running(jobs.size());
   std::vector<int> attempts(jobs.size(), 0);
   std::vector<double> waits;
   std::priority_queue<Event, std::vector<Event>, std::greater<>> ends;
   std::list<size_t> queue;
-  double now = 0, last = 0, used = 0, used_time = 0;
+  double now = 0, last = 0, used_time = 0;
   const double horizon = spec.days * 24;
   auto advance = [&](double t) {
     double upto = std::min(t, horizon);
-    if (upto > last) used_time += used * (upto - last);
+    if (upto > last) used_time += load.total_used() * (upto - last);
     last = std::max(last, upto);
   };
   auto try_start = [&](size_t j) {
-    std::vector<model::NodeId> order(inv.nodes().size());
-    for (model::NodeId n = 0; n < order.size(); ++n) order[n] = n;
     // k8s spreads (LeastAllocated); gpuplane packs (best fit), keeping whole nodes free.
-    std::stable_sort(order.begin(), order.end(), [&](model::NodeId a, model::NodeId b) {
-      double fa = node_gpus[a] > 0 ? node_used[a] / node_gpus[a] : 1;
-      double fb = node_gpus[b] > 0 ? node_used[b] / node_gpus[b] : 1;
-      return dra ? fa > fb : fa < fb;
-    });
-    for (model::NodeId n : order) {
+    for (model::NodeId n : load.Order(/*pack=*/dra)) {
       alloc::Outcome o = allocator.Allocate({&claims[j]}, n, state);
       if (!o.allocated) continue;
       if (!allocator.Commit(o, {&claims[j]}, state).ok()) return false;
@@ -182,8 +176,7 @@ ScenarioResult RunMode(const model::Inventory& inv, const std::vector<Job>& jobs
         r.gpu_units += full ? 1.0 : static_cast<double>(gib) / 80.0;
       }
       r.oom = smallest_gib < jobs[j].need_gib;
-      node_used[n] += r.gpu_units;
-      used += r.gpu_units;
+      load.Add(n, r.gpu_units);
       ++attempts[j];
       ends.push({now + (r.oom ? std::min(kOomAfterHours, jobs[j].hours) : jobs[j].hours), j});
       return true;
@@ -205,8 +198,7 @@ ScenarioResult RunMode(const model::Inventory& inv, const std::vector<Job>& jobs
       ends.pop();
       Running& r = running[j];
       (void)allocator.Release(r.choices, state);
-      node_used[r.node] -= r.gpu_units;
-      used -= r.gpu_units;
+      load.Remove(r.node, r.gpu_units);
       double gpu_hours = r.gpu_units * (now - r.started);
       if (r.oom) {
         ++res.oom_failures;
