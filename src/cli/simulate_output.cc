@@ -51,6 +51,15 @@ std::string FillTable(const FillReport& r) {
                   runs);
     out += line;
   }
+  if (!r.summary.empty()) {
+    char line[200];
+    const sim::MeanSd& bound = r.summary.front().packing_bound_at_100;
+    std::snprintf(line, sizeof line,
+                  "\nno placement can pass %.2f +- %.2f %% (the packing bound of the pods arrived "
+                  "by 100%%;\nCPU, memory and GPU models ignored)\n",
+                  bound.mean, bound.sd);
+    out += line;
+  }
   int64_t disagreements = 0;
   for (const sim::FillRun& run : r.runs) disagreements += run.disagreements;
   if (disagreements > 0) {
@@ -76,6 +85,7 @@ std::string FillJson(const FillReport& r) {
                     {"alloc_ratio", alloc},
                     {"frag_ratio", frag},
                     {"failed_pods", run.failed_pods},
+                    {"packing_bound_at_100", Round4(run.packing_bound_at_100)},
                     {"seconds", Round4(run.seconds)}});
   }
   nlohmann::ordered_json summary = nlohmann::ordered_json::array();
@@ -87,7 +97,10 @@ std::string FillJson(const FillReport& r) {
           {{"mean", Round4(s.alloc_ratio_at_100.mean)}, {"sd", Round4(s.alloc_ratio_at_100.sd)}}},
          {"unallocated_gpus_at_100",
           {{"mean", Round4(s.unallocated_gpus_at_100.mean)},
-           {"sd", Round4(s.unallocated_gpus_at_100.sd)}}}});
+           {"sd", Round4(s.unallocated_gpus_at_100.sd)}}},
+         {"packing_bound_at_100",
+          {{"mean", Round4(s.packing_bound_at_100.mean)},
+           {"sd", Round4(s.packing_bound_at_100.sd)}}}});
   }
   doc["runs"] = runs;
   doc["summary"] = summary;
@@ -193,7 +206,14 @@ absl::Status WriteFillHtml(const FillReport& r, const std::string& path) {
                  Fixed(s.unallocated_gpus_at_100.mean, 1), "</td><td>",
                  Fixed(s.failed_pods.mean, 1), "</td></tr>");
   }
-  util::Append(html, "</table><p>",
+  util::Append(html, "</table>");
+  if (!r.summary.empty()) {
+    util::Append(html, "<p>No placement can pass ",
+                 Fixed(r.summary.front().packing_bound_at_100.mean, 2),
+                 "% at 100% arrived workload (the packing bound of the pods arrived by then; CPU, "
+                 "memory and GPU models ignored).</p>");
+  }
+  util::Append(html, "<p>",
                SvgLineChart("GPU allocation ratio", "arrived workload (% of GPU capacity)",
                             "allocated (%)", alloc),
                "</p><p>",

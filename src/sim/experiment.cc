@@ -56,20 +56,22 @@ absl::StatusOr<std::vector<FillRun>> RunFills(std::shared_ptr<const SimCluster> 
 std::vector<PolicySummary> Summarize(const std::vector<FillRun>& runs, int64_t total_milli) {
   std::vector<PolicySummary> out;
   for (const FillRun& r : runs) {
-    if (out.empty() || out.back().policy != r.policy) out.push_back({r.policy, {}, {}, {}});
+    if (out.empty() || out.back().policy != r.policy) out.push_back({r.policy, {}, {}, {}, {}});
   }
   for (PolicySummary& s : out) {
-    std::vector<double> alloc, unalloc, failed;
+    std::vector<double> alloc, unalloc, failed, bound;
     for (const FillRun& r : runs) {
       if (r.policy != s.policy) continue;
       double a = r.AllocAt(100);
       alloc.push_back(a);
       unalloc.push_back((100 - a) / 100 * static_cast<double>(total_milli) / 1000);
       failed.push_back(static_cast<double>(r.failed_pods));
+      bound.push_back(r.packing_bound_at_100);
     }
     s.alloc_ratio_at_100 = MeanAndSd(alloc);
     s.unallocated_gpus_at_100 = MeanAndSd(unalloc);
     s.failed_pods = MeanAndSd(failed);
+    s.packing_bound_at_100 = MeanAndSd(bound);
   }
   return out;
 }

@@ -1,7 +1,7 @@
 // Several fill runs (policies x seeds) over one cluster and trace, spread over threads, with
 // results in a fixed order (policy order, then seed order) whatever the thread timing, and
-// their summary: mean and standard deviation over seeds of the allocation ratio and of the
-// unallocated GPUs at an arrived workload of 100%.
+// their summary: mean and standard deviation over seeds of the allocation ratio, of the
+// unallocated GPUs and of the packing bound at an arrived workload of 100%.
 #ifndef GPUPLANE_SIM_EXPERIMENT_H_
 #define GPUPLANE_SIM_EXPERIMENT_H_
 
@@ -23,6 +23,7 @@ struct PolicySummary {
   MeanSd alloc_ratio_at_100;
   MeanSd unallocated_gpus_at_100;
   MeanSd failed_pods;
+  MeanSd packing_bound_at_100;  // the same for every policy: it depends on the seeds only
 };
 
 // `progress`, when set, is called after each finished run with (done, total), from the

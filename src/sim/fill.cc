@@ -2,11 +2,35 @@
 
 #include <chrono>
 #include <cmath>
+#include <map>
 
+#include "sched/packing_lp.h"
 #include "sched/policy.h"
 #include "sched/rng.h"
 
 namespace gpuplane::sim {
+namespace {
+
+// The most any placement could have allocated, in percent of `total` milli-GPU, once the
+// submissions of `order` up to x = 100 have arrived: the packing program over their GPU
+// requests (a k-GPU pod as k whole GPUs; CPU, memory, models and node boundaries ignored,
+// which only raises it). alloc_ratio[100] averages allocations within that prefix, so it
+// cannot exceed this.
+double PackingBoundAt100(const std::vector<sched::PodDemand>& order, double total) {
+  std::map<int, double> count_by_milli;
+  double arrived = 0;
+  for (const sched::PodDemand& pod : order) {
+    arrived += static_cast<double>(pod.gpu_request());
+    if (std::lround(arrived * 100 / total) > 100) break;
+    if (pod.num_gpu == 1) count_by_milli[pod.gpu_milli] += 1;
+    if (pod.num_gpu > 1) count_by_milli[sched::kMilli] += pod.num_gpu;
+  }
+  // Sizes grouped 10 milli wide: the bound stays valid and the program small.
+  const sched::GroupedItems grouped = sched::GroupBySize(count_by_milli, 10);
+  return sched::SolvePackingLp(grouped.items, total / sched::kMilli).bound_milli * 100 / total;
+}
+
+}  // namespace
 
 absl::StatusOr<FillRun> RunFill(std::shared_ptr<const SimCluster> cluster,
                                 const std::vector<sched::PodDemand>& pods,
@@ -84,6 +108,7 @@ absl::StatusOr<FillRun> RunFill(std::shared_ptr<const SimCluster> cluster,
     ++count[x];
   }
   run.disagreements += sim.disagreements();
+  run.packing_bound_at_100 = PackingBoundAt100(order, total);
   double last_alloc = 0, last_frag = 0;
   for (int x = 0; x <= kMaxArrived; ++x) {
     if (count[x] > 0) {

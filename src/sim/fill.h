@@ -33,6 +33,9 @@ struct FillRun {
   int64_t submitted = 0;
   int64_t failed_pods = 0;
   int64_t disagreements = 0;  // allocator took other GPUs than the policy chose
+  // No placement of the pods arrived by x = 100 allocates more (percent; the packing program
+  // over their GPU requests, CPU, memory and GPU models ignored). Depends on the seed only.
+  double packing_bound_at_100 = 0;
   double seconds = 0;
 
   double AllocAt(int x) const { return alloc_ratio.at(x); }

@@ -90,7 +90,25 @@ TEST(FillTest, EveryPolicyIsDeterministicAndAgreesWithTheAllocator) {
     EXPECT_LE(a.AllocAt(130), 100);
     // The allocation ratio never exceeds the arrived workload.
     for (int x = 0; x <= kMaxArrived; ++x) EXPECT_LE(a.alloc_ratio[x], x + 0.5) << x;
+    // Nor the packing bound, which depends on the seed only.
+    EXPECT_LE(a.AllocAt(100), a.packing_bound_at_100 + 1e-9);
+    EXPECT_LE(a.packing_bound_at_100, 100 + 1e-9);
+    EXPECT_EQ(a.packing_bound_at_100, b.packing_bound_at_100);
   }
+}
+
+TEST(FillTest, PackingBoundIsTheSameForEveryPolicyOfASeed) {
+  std::shared_ptr<const SimCluster> cluster = SmallCluster();
+  std::vector<sched::PodDemand> pods = SmallTrace(cluster->empty_view());
+  sched::Workload workload = sched::Workload::FromPods(pods);
+  std::vector<FillRun> runs =
+      *RunFills(cluster, pods, workload, {"random", "gpuplane"}, {5, 6}, 1.3, 1);
+  ASSERT_EQ(runs.size(), 4u);
+  EXPECT_EQ(runs[0].packing_bound_at_100, runs[2].packing_bound_at_100);  // seed 5
+  EXPECT_EQ(runs[1].packing_bound_at_100, runs[3].packing_bound_at_100);  // seed 6
+  std::vector<PolicySummary> s = Summarize(runs, cluster->empty_view().total_milli);
+  EXPECT_EQ(s[0].packing_bound_at_100.mean, s[1].packing_bound_at_100.mean);
+  EXPECT_GE(s[1].packing_bound_at_100.mean, s[1].alloc_ratio_at_100.mean);
 }
 
 TEST(FillTest, ParallelRunsComeBackInOrder) {
