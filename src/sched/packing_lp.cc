@@ -212,7 +212,8 @@ std::pair<std::vector<int>, double> BestPattern(const std::vector<PackingItem>& 
     best[u] = best[u - 1];
     for (size_t i = 0; i < items.size(); ++i) {
       const double profit = items[i].packed() - prices[i];
-      if (profit <= 0 || items[i].milli > u) continue;
+      // Sizes outside 1..1000 (a caller's mistake) are never packed rather than looping.
+      if (profit <= 0 || items[i].milli < 1 || items[i].milli > u) continue;
       const double v = best[u - items[i].milli] + profit;
       if (v > best[u] + 1e-12) {
         best[u] = v;
@@ -302,6 +303,7 @@ GroupedItems GroupBySize(const std::map<int, double>& count_by_milli, int width)
   GroupedItems out;
   std::map<int, size_t> item_of_class;
   for (const auto& [milli, count] : count_by_milli) {
+    if (milli < 1) continue;  // takes no GPU: nothing to pack
     const int cls = milli >= kMilli ? kMilli : (milli - 1) / width;
     auto [it, added] = item_of_class.emplace(cls, out.items.size());
     if (added) out.items.push_back({milli, 0, 0});

@@ -45,7 +45,8 @@ struct PackingSolution {
 // after the exact knapsack has made the prices feasible for every pattern, capped by the GPUs
 // and the demand: a valid bound on any packing even if floating-point error had spoiled the
 // simplex, and equal to packed_milli (within rounding) when it did not.
-// REQUIRES: every item's milli in 1..1000, count >= 0, value >= 0, gpus >= 0.
+// Items whose milli is outside 1..1000 are never packed.
+// REQUIRES: count >= 0, value >= 0, gpus >= 0.
 PackingSolution SolvePackingLp(const std::vector<PackingItem>& items, double gpus);
 
 // Requests grouped by size into classes `width` milli wide (whole GPUs alone), so that the

@@ -115,6 +115,9 @@ TEST(PackingLp, HandSolvedCases) {
   // Nothing to pack, or nowhere to pack it.
   EXPECT_EQ(SolvePackingLp({}, 5).bound_milli, 0);
   EXPECT_EQ(SolvePackingLp({{500, 4}}, 0).bound_milli, 0);
+  // A size outside 1..1000 is never packed (and does not hang the knapsack).
+  EXPECT_NEAR(SolvePackingLp({{0, 3}, {1500, 2}, {300, 1}}, 2).bound_milli, 300, 1e-6);
+  EXPECT_TRUE(GroupBySize({{0, 5}}, 10).items.empty());
 }
 
 // Every size from 8 to 992 milli in steps of 8, ten of each, on as many GPUs as they request:
