@@ -139,6 +139,39 @@ TEST(PolicyTest, FormulasPickTheExpectedNodes) {
   EXPECT_FALSE(MakePolicy("nope", w).ok());
 }
 
+std::string PlaceWith(const char* policy, const Workload& w, const ClusterView& v,
+                      const PodDemand& p) {
+  Rng rng(1);
+  std::unique_ptr<Policy> pol = *MakePolicy(policy, w);
+  std::optional<Placement> pl = pol->Place(v, p, rng);
+  return pl ? v.nodes[pl->node].name : "none";
+}
+
+TEST(GpuplanePolicyTest, ASharePodKeepsCpuWithTheGpus) {
+  // Both nodes can host every type before and after, so the worth lost is the same; on "poor"
+  // the pod would leave 10 cores for 1.5 free GPUs, less than its own 12 cores per GPU.
+  std::vector<PodDemand> pods = {Pod(1, 500, 6000), Pod(1, 1000, 2000)};
+  Workload w = Workload::FromPods(pods, 1.0);
+  ClusterView v = View({Node("poor", {1000, 1000}, 16000), Node("rich", {1000, 1000}, 64000)});
+  EXPECT_EQ(PlaceWith("gpuplane", w, v, Pod(1, 500, 6000)), "rich");
+  // A pod that keeps its ratio on both goes by the other rules (the first node on ties).
+  EXPECT_EQ(PlaceWith("gpuplane", w, v, Pod(1, 500, 1000)), "poor");
+}
+
+TEST(GpuplanePolicyTest, PodsOfAnyModelLeaveContendedModelsToThoseThatNeedThem) {
+  // Half the pods may only run on model A; the cluster is half A, half B: A is contended. The
+  // half-used GPU on "a" would otherwise win (a partly used GPU before a fresh one).
+  std::vector<PodDemand> pods = {Pod(1, 500, 1000, 1), Pod(1, 500, 2000)};
+  Workload w = Workload::FromPods(pods, 1.0);
+  ClusterView v = View({Node("a", {500, 1000}, 64000, 0), Node("b", {1000, 1000}, 64000, 1)});
+  EXPECT_EQ(PlaceWith("gpuplane", w, v, Pod(1, 500, 2000)), "b");
+  EXPECT_EQ(PlaceWith("gpuplane", w, v, Pod(1, 500, 1000, 1)), "a");
+  // With no type limited to a model, nothing is contended.
+  std::vector<PodDemand> free_pods = {Pod(1, 500, 2000)};
+  Workload any = Workload::FromPods(free_pods, 1.0);
+  EXPECT_EQ(PlaceWith("gpuplane", any, v, Pod(1, 500, 2000)), "a");
+}
+
 TEST(PolicyTest, RandomIsFeasibleAndSeeded) {
   std::vector<PodDemand> pods = {Pod(1, 500)};
   Workload w = Workload::FromPods(pods);
