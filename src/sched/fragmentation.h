@@ -48,6 +48,10 @@ class GradientCache {
   struct Answer {
     double score = 0;
     std::vector<int> gpus;
+    // A policy's own per-node answer for the same inputs, memoized with FGD's (gpuplane: the
+    // worth a sharing pod destroys and the GPU where it is least).
+    double extra = 0;
+    int extra_gpu = -1;
   };
 
   // Call at the start of each placement decision. An answer depends on the node's state and

@@ -52,9 +52,17 @@ class GpuplanePolicy : public Policy {
     for (uint32_t n = 0; n < view.nodes.size(); ++n) {
       const NodeView& node = view.nodes[n];
       if (!Feasible(node, pod)) continue;
-      const GradientCache::Answer& answer =
-          cache_.Get(view, n, [&] { return cache_.Evaluate(workload_, view, n, pod); });
-      const Choice share = pod.sharing() ? LeastLoss(node, pod) : Choice{};
+      // The worth lost depends on the same inputs as FGD's answer, so it is memoized with it.
+      const GradientCache::Answer& answer = cache_.Get(view, n, [&] {
+        GradientCache::Answer a = cache_.Evaluate(workload_, view, n, pod);
+        if (pod.sharing()) {
+          const Choice c = LeastLoss(node, pod);
+          a.extra = c.loss;
+          a.extra_gpu = c.gpu;
+        }
+        return a;
+      });
+      const Choice share{answer.extra_gpu, answer.extra};
       const bool partial = share.gpu >= 0 && node.gpu_free[share.gpu] < kMilli;
       const int left = partial ? node.gpu_free[share.gpu] - pod.gpu_milli : 0;
       const int* gpus = share.gpu >= 0 ? &share.gpu : answer.gpus.data();
