@@ -1,7 +1,7 @@
 // What free GPU space is worth to a workload, from the dual prices of its packing program
 // (packing_lp.h): a task type's net value is its milli-GPU minus its price, and a GPU's free
 // share is worth the most net value the workload's one-GPU task types could still put there,
-// counting only types whose CPU the node can still give. The gpuplane policy places each pod
+// counting only types whose CPU the node can still give. The gpuplane policy places a sharing pod
 // where it destroys the least of this worth. Immutable after construction; thread-safe.
 #ifndef GPUPLANE_SCHED_GAP_VALUES_H_
 #define GPUPLANE_SCHED_GAP_VALUES_H_
