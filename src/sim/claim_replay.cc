@@ -4,13 +4,13 @@
 #include <chrono>
 #include <cmath>
 #include <list>
-#include <queue>
 
 #include "alloc/allocator.h"
 #include "alloc/batch.h"
 #include "alloc/request.h"
 #include "api/loader.h"
 #include "model/allocation_state.h"
+#include "sim/fifo_events.h"
 #include "sim/node_load.h"
 #include "util/strings.h"
 
@@ -65,12 +65,6 @@ struct Running {
   std::vector<alloc::Choice> choices;
   model::NodeId node = 0;
   double gpus = 0;
-};
-
-struct End {
-  double time;
-  size_t job;
-  bool operator>(const End& o) const { return time != o.time ? time > o.time : job > o.job; }
 };
 
 }  // namespace
@@ -185,8 +179,7 @@ absl::StatusOr<ReplayRun> ReplayClaims(const model::Inventory& inv, std::vector<
   double horizon = 0;
   for (const ClaimJob& j : jobs) horizon = std::max(horizon, j.arrival + j.duration);
   std::vector<Running> running(jobs.size());
-  std::priority_queue<End, std::vector<End>, std::greater<>> ends;
-  std::list<size_t> queue;
+  JobEnds ends;
   double now = 0, last = 0, used_time = 0;
   const double sample_every = horizon > 0 ? horizon / std::max(1, samples) : 1;
   double next_sample = 0;
@@ -220,27 +213,19 @@ absl::StatusOr<ReplayRun> ReplayClaims(const model::Inventory& inv, std::vector<
     }
     return false;
   };
-  size_t next = 0;
-  while (next < jobs.size() || !ends.empty()) {
-    bool arrival = next < jobs.size() && (ends.empty() || jobs[next].arrival <= ends.top().time);
-    now = arrival ? jobs[next].arrival : ends.top().time;
-    advance(now);
-    if (arrival) {
-      size_t j = next++;
-      // Tried at once only when nobody waits: otherwise it would overtake the queue.
-      if (!queue.empty() || !try_start(j)) queue.push_back(j);
-      continue;
-    }
-    while (!ends.empty() && ends.top().time == now) {
-      Running& r = running[ends.top().job];
-      ends.pop();
-      (void)allocator.Release(r.choices, state);
-      load.Remove(r.node, r.gpus);
-    }
-    for (auto it = queue.begin(); it != queue.end();) {
-      it = try_start(*it) ? queue.erase(it) : std::next(it);
-    }
-  }
+  auto depart = [&](size_t j) {
+    Running& r = running[j];
+    (void)allocator.Release(r.choices, state);
+    load.Remove(r.node, r.gpus);
+    return false;
+  };
+  const std::list<size_t> queue = RunFifoEvents(
+      jobs.size(), [&](size_t j) { return jobs[j].arrival; }, ends, Arrivals::kBehindQueue,
+      [&](double t) {
+        now = t;
+        advance(t);
+      },
+      try_start, depart);
   run.started = static_cast<int64_t>(run.waits.size());
   run.never_started = static_cast<int64_t>(queue.size());
   run.end_time = std::max(horizon, now);

@@ -4,7 +4,6 @@
 #include <chrono>
 #include <cmath>
 #include <list>
-#include <queue>
 
 #include "alloc/allocator.h"
 #include "alloc/request.h"
@@ -12,6 +11,7 @@
 #include "model/inventory.h"
 #include "sched/rng.h"
 #include "sim/cluster_generator.h"
+#include "sim/fifo_events.h"
 #include "sim/node_load.h"
 #include "util/strings.h"
 
@@ -113,12 +113,6 @@ struct Running {
   double started = 0;
 };
 
-struct Event {
-  double time;
-  size_t job;
-  bool operator>(const Event& o) const { return time != o.time ? time > o.time : job > o.job; }
-};
-
 ScenarioResult RunMode(const model::Inventory& inv, const std::vector<Job>& jobs, bool dra,
                        const ScenarioSpec& spec) {
   auto wall = std::chrono::steady_clock::now();
@@ -147,8 +141,7 @@ ScenarioResult RunMode(const model::Inventory& inv, const std::vector<Job>& jobs
   std::vector<Running> running(jobs.size());
   std::vector<int> attempts(jobs.size(), 0);
   std::vector<double> waits;
-  std::priority_queue<Event, std::vector<Event>, std::greater<>> ends;
-  std::list<size_t> queue;
+  JobEnds ends;
   double now = 0, last = 0, used_time = 0;
   const double horizon = spec.days * 24;
   auto advance = [&](double t) {
@@ -183,41 +176,30 @@ ScenarioResult RunMode(const model::Inventory& inv, const std::vector<Job>& jobs
     }
     return false;
   };
-  size_t next = 0;
-  while (next < jobs.size() || !ends.empty()) {
-    bool arrival = next < jobs.size() && (ends.empty() || jobs[next].arrival <= ends.top().time);
-    now = arrival ? jobs[next].arrival : ends.top().time;
-    advance(now);
-    if (arrival) {
-      size_t j = next++;
-      if (!try_start(j)) queue.push_back(j);
-      continue;
+  auto depart = [&](size_t j) {  // true: an OOM retry joins the queue again
+    Running& r = running[j];
+    (void)allocator.Release(r.choices, state);
+    load.Remove(r.node, r.gpu_units);
+    double gpu_hours = r.gpu_units * (now - r.started);
+    if (!r.oom) {
+      ++res.completed;
+      res.useful_gpu_hours += gpu_hours;
+      waits.push_back(r.started - jobs[j].arrival);
+      return false;
     }
-    while (!ends.empty() && ends.top().time == now) {
-      size_t j = ends.top().job;
-      ends.pop();
-      Running& r = running[j];
-      (void)allocator.Release(r.choices, state);
-      load.Remove(r.node, r.gpu_units);
-      double gpu_hours = r.gpu_units * (now - r.started);
-      if (r.oom) {
-        ++res.oom_failures;
-        res.wasted_gpu_hours += gpu_hours;
-        if (attempts[j] < kAttempts) {
-          queue.push_back(j);
-        } else {
-          ++res.gave_up;
-        }
-      } else {
-        ++res.completed;
-        res.useful_gpu_hours += gpu_hours;
-        waits.push_back(r.started - jobs[j].arrival);
-      }
-    }
-    for (auto it = queue.begin(); it != queue.end();) {
-      it = try_start(*it) ? queue.erase(it) : std::next(it);
-    }
-  }
+    ++res.oom_failures;
+    res.wasted_gpu_hours += gpu_hours;
+    if (attempts[j] < kAttempts) return true;
+    ++res.gave_up;
+    return false;
+  };
+  const std::list<size_t> queue = RunFifoEvents(
+      jobs.size(), [&](size_t j) { return jobs[j].arrival; }, ends, Arrivals::kTryFirst,
+      [&](double t) {
+        now = t;
+        advance(t);
+      },
+      try_start, depart);
   res.never_started = static_cast<int64_t>(queue.size());
   double sum = 0;
   for (double w : waits) sum += w;
