@@ -364,4 +364,28 @@ void Schema<PodGroupSpec>::Check(Decoder& d, const Doc& n, const PodGroupSpec& v
   }
 }
 
+void Schema<GangSchedulingPolicy>::Check(Decoder& d, const Doc& n, const GangSchedulingPolicy& v) {
+  if (n.Find("minCount") != nullptr && v.min_count < 1) {
+    d.ErrorAt(LineOf(n, "minCount"), "minCount", "must be at least 1");
+  }
+}
+
+void Schema<PodGroupPolicy>::Check(Decoder& d, const Doc& n, const PodGroupPolicy& v) {
+  ExactlyOne(d, n, CountSet({v.basic.has_value(), v.gang.has_value()}), "basic, gang", false);
+}
+
+void Schema<WorkloadSpec>::Check(Decoder& d, const Doc& n, const WorkloadSpec& v) {
+  if (n.Find("podGroups") != nullptr && v.pod_groups.empty()) {
+    d.ErrorAt(LineOf(n, "podGroups"), "podGroups", "at least one pod group is required");
+  }
+  std::set<std::string, std::less<>> names;
+  for (size_t i = 0; i < v.pod_groups.size(); ++i) {
+    if (!names.insert(v.pod_groups[i].name).second) {
+      d.ErrorAt(
+          LineOf(n, "podGroups"), util::Cat("podGroups[", i, "].name"),
+          "\"" + v.pod_groups[i].name + "\" is used by an earlier pod group; names must be unique");
+    }
+  }
+}
+
 }  // namespace gpuplane::api::internal

@@ -1,4 +1,5 @@
-// core/v1 Pod and Node and scheduling.x-k8s.io/v1alpha1 PodGroup: the fields gpuplane reads;
+// core/v1 Pod and Node, scheduling.x-k8s.io/v1alpha1 PodGroup and scheduling.k8s.io/v1alpha1
+// Workload (Kubernetes 1.35's Workload API): the fields gpuplane reads;
 // every other field Kubernetes defines is kept in `extra` and written back unchanged.
 // Plain value types; copyable; not synchronized.
 #ifndef GPUPLANE_API_CORE_TYPES_H_
@@ -43,6 +44,14 @@ struct Container {
   bool operator==(const Container&) const = default;
 };
 
+// pod.spec.workloadRef (Kubernetes 1.35, Workload API): the Workload and its pod group.
+struct WorkloadReference {
+  std::string name;
+  std::string pod_group;
+  std::string pod_group_replica_key;
+  bool operator==(const WorkloadReference&) const = default;
+};
+
 struct PodSpec {
   std::string scheduler_name;
   std::string node_name;
@@ -53,6 +62,7 @@ struct PodSpec {
   std::vector<Container> init_containers;
   std::vector<Toleration> tolerations;
   std::map<std::string, std::string> node_selector;
+  std::optional<WorkloadReference> workload_ref;
   Passthrough extra;
   bool operator==(const PodSpec&) const = default;
 };
@@ -127,6 +137,45 @@ struct PodGroup {
   PodGroupSpec spec;
   Passthrough status;
   bool operator==(const PodGroup&) const = default;
+};
+
+struct GangSchedulingPolicy {
+  int32_t min_count = 0;
+  bool operator==(const GangSchedulingPolicy&) const = default;
+};
+
+// Exactly one of basic (no gang semantics; kept as written) and gang.
+struct PodGroupPolicy {
+  std::optional<Doc> basic;
+  std::optional<GangSchedulingPolicy> gang;
+  bool operator==(const PodGroupPolicy&) const = default;
+};
+
+struct WorkloadPodGroup {
+  std::string name;
+  PodGroupPolicy policy;
+  bool operator==(const WorkloadPodGroup&) const = default;
+};
+
+struct TypedLocalObjectReference {
+  std::string api_group;
+  std::string kind;
+  std::string name;
+  bool operator==(const TypedLocalObjectReference&) const = default;
+};
+
+struct WorkloadSpec {
+  std::optional<TypedLocalObjectReference> controller_ref;
+  std::vector<WorkloadPodGroup> pod_groups;  // 1..8, names unique
+  bool operator==(const WorkloadSpec&) const = default;
+};
+
+struct Workload {
+  std::string api_version;
+  std::string kind;
+  ObjectMeta metadata;
+  WorkloadSpec spec;
+  bool operator==(const Workload&) const = default;
 };
 
 }  // namespace gpuplane::api

@@ -27,7 +27,7 @@ std::string PeekLabel(const Doc& doc, std::string_view kind) {
   return util::Cat(kind, " ", ns.empty() ? "" : ns + "/", name);
 }
 
-enum class Group { kResource, kCore, kScheduling, kOther };
+enum class Group { kResource, kCore, kScheduling, kWorkload, kOther };
 
 Group GroupOf(std::string_view api_version, std::string* version) {
   size_t slash = api_version.find('/');
@@ -38,6 +38,7 @@ Group GroupOf(std::string_view api_version, std::string* version) {
   if (group == "scheduling.x-k8s.io" || group == "scheduling.sigs.k8s.io") {
     return Group::kScheduling;
   }
+  if (group == "scheduling.k8s.io") return Group::kWorkload;
   return Group::kOther;
 }
 
@@ -90,13 +91,16 @@ std::optional<Object> DecodeOne(Decoder& d, const Doc& doc, std::string_view kin
   if (group == Group::kScheduling && version == "v1alpha1" && kind == "PodGroup") {
     return DecodeAs<PodGroup>(d, doc);
   }
+  if (group == Group::kWorkload && version == "v1alpha1" && kind == "Workload") {
+    return DecodeAs<Workload>(d, doc);
+  }
   return std::nullopt;
 }
 
 bool IsNamespaced(const Object& o) {
   return std::holds_alternative<ResourceClaim>(o) ||
          std::holds_alternative<ResourceClaimTemplate>(o) || std::holds_alternative<Pod>(o) ||
-         std::holds_alternative<PodGroup>(o);
+         std::holds_alternative<PodGroup>(o) || std::holds_alternative<Workload>(o);
 }
 
 // Normalizes what every encoder writes: v1 apiVersion and the kind.
@@ -111,7 +115,7 @@ void SetTypeMeta(T& o, std::string_view api_version, std::string_view kind) {
 std::string_view KindOf(const Object& o) {
   static constexpr std::string_view kKinds[] = {
       "DeviceClass", "ResourceSlice", "ResourceClaim", "ResourceClaimTemplate",
-      "Pod",         "Node",          "PodGroup"};
+      "Pod",         "Node",          "PodGroup",      "Workload"};
   return kKinds[o.index()];
 }
 
@@ -189,6 +193,8 @@ Doc EncodeObject(const Object& o) {
         } else if constexpr (std::is_same_v<T, PodGroup>) {
           if (copy.api_version.empty()) copy.api_version = "scheduling.x-k8s.io/v1alpha1";
           copy.kind = "PodGroup";
+        } else if constexpr (std::is_same_v<T, Workload>) {
+          SetTypeMeta(copy, "scheduling.k8s.io/v1alpha1", "Workload");
         } else {
           static constexpr std::string_view kKind =
               std::is_same_v<T, DeviceClass>     ? "DeviceClass"

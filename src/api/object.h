@@ -18,7 +18,7 @@
 namespace gpuplane::api {
 
 using Object = std::variant<DeviceClass, ResourceSlice, ResourceClaim, ResourceClaimTemplate, Pod,
-                            Node, PodGroup>;
+                            Node, PodGroup, Workload>;
 
 // An object with where it came from.
 struct SourcedObject {

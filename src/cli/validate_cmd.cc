@@ -92,7 +92,7 @@ Command AddValidateCommand(CLI::App& app) {
   CLI::App* cmd =
       app.add_subcommand("validate",
                          "Check Kubernetes objects (DeviceClass, ResourceSlice, ResourceClaim, "
-                         "ResourceClaimTemplate, Pod, Node, PodGroup) in YAML or JSON files");
+                         "ResourceClaimTemplate, Pod, Node, PodGroup, Workload) in YAML or JSON files");
   cmd->add_option("paths", opt->paths, "Files or directories (*.yaml, *.yml, *.json)")->required();
   cmd->add_option("-o,--output", opt->output, "Output format")
       ->check(CLI::IsMember({"text", "json"}));

@@ -519,6 +519,14 @@ struct Schema<Container> {
 };
 
 template <>
+struct Schema<WorkloadReference> {
+  static constexpr auto kFields =
+      std::tuple{F("name", &WorkloadReference::name, kRequiredSubdomain),
+                 F("podGroup", &WorkloadReference::pod_group, kRequiredDnsLabel),
+                 F("podGroupReplicaKey", &WorkloadReference::pod_group_replica_key, kDnsLabel)};
+};
+
+template <>
 struct Schema<PodSpec> {
   static constexpr auto kFields = std::tuple{F("schedulerName", &PodSpec::scheduler_name),
                                              F("nodeName", &PodSpec::node_name),
@@ -528,7 +536,8 @@ struct Schema<PodSpec> {
                                              F("containers", &PodSpec::containers),
                                              F("initContainers", &PodSpec::init_containers),
                                              F("tolerations", &PodSpec::tolerations),
-                                             F("nodeSelector", &PodSpec::node_selector)};
+                                             F("nodeSelector", &PodSpec::node_selector),
+                                             F("workloadRef", &PodSpec::workload_ref)};
   static constexpr std::array<std::string_view, 31> kPassthrough = {"volumes",
                                                                     "affinity",
                                                                     "restartPolicy",
@@ -646,6 +655,46 @@ template <>
 struct Schema<PodGroup> {
   static constexpr auto kFields =
       std::tuple{GPUPLANE_OBJECT_FIELDS(PodGroup, true), F("status", &PodGroup::status)};
+};
+template <>
+struct Schema<GangSchedulingPolicy> {
+  static constexpr auto kFields =
+      std::tuple{F("minCount", &GangSchedulingPolicy::min_count, kRequired)};
+  static void Check(Decoder& d, const Doc& n, const GangSchedulingPolicy& v);
+};
+
+template <>
+struct Schema<PodGroupPolicy> {
+  static constexpr auto kFields =
+      std::tuple{F("basic", &PodGroupPolicy::basic), F("gang", &PodGroupPolicy::gang)};
+  static void Check(Decoder& d, const Doc& n, const PodGroupPolicy& v);
+};
+
+template <>
+struct Schema<WorkloadPodGroup> {
+  static constexpr auto kFields = std::tuple{F("name", &WorkloadPodGroup::name, kRequiredDnsLabel),
+                                             F("policy", &WorkloadPodGroup::policy, kRequired)};
+};
+
+template <>
+struct Schema<TypedLocalObjectReference> {
+  static constexpr auto kFields =
+      std::tuple{F("apiGroup", &TypedLocalObjectReference::api_group),
+                 F("kind", &TypedLocalObjectReference::kind, kRequired),
+                 F("name", &TypedLocalObjectReference::name, kRequiredSubdomain)};
+};
+
+template <>
+struct Schema<WorkloadSpec> {
+  static constexpr auto kFields =
+      std::tuple{F("controllerRef", &WorkloadSpec::controller_ref),
+                 F("podGroups", &WorkloadSpec::pod_groups, {.required = true, .max_items = 8})};
+  static void Check(Decoder& d, const Doc& n, const WorkloadSpec& v);
+};
+
+template <>
+struct Schema<Workload> {
+  static constexpr auto kFields = std::tuple{GPUPLANE_OBJECT_FIELDS(Workload, true)};
 };
 #undef GPUPLANE_OBJECT_FIELDS
 
