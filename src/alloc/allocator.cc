@@ -12,19 +12,6 @@ namespace {
 
 using model::DeviceId;
 
-bool Tolerates(const std::vector<api::Toleration>& tolerations, const api::Taint& taint) {
-  if (taint.effect == "None") return true;  // informational only
-  for (const api::Toleration& t : tolerations) {
-    if (!t.effect.empty() && t.effect != taint.effect) continue;
-    if (t.op == "Exists") {
-      if (t.key.empty() || t.key == taint.key) return true;
-    } else if (t.key == taint.key && t.value == taint.value) {
-      return true;
-    }
-  }
-  return false;
-}
-
 // A requested capacity name ("memory" or "gpu.nvidia.com/memory") names the published one.
 bool SameCapacity(const std::string& requested, const std::string& published) {
   if (requested == published) return true;
@@ -33,7 +20,7 @@ bool SameCapacity(const std::string& requested, const std::string& published) {
          requested.ends_with(published);
 }
 
-enum class Reject : uint8_t { kNone, kClassSelector, kRequestSelector, kTainted };
+enum class Reject : uint8_t { kNone, kClassSelector, kRequestSelector, kTainted, kFiltered };
 
 // Amount a request consumes from one capacity of a shareable device, rounded per the
 // capacity's requestPolicy; nullopt when no allowed amount satisfies the request.
@@ -68,8 +55,14 @@ class Search {
  public:
   Search(const model::Inventory& inv, const model::AllocationState& state,
          const std::vector<const CompiledClaim*>& claims, model::NodeId node,
-         const AllocatorOptions& options, const Scorer& scorer)
-      : inv_(inv), state_(state), claims_(claims), node_(node), options_(options), scorer_(scorer) {
+         const AllocatorOptions& options, const Scorer& scorer, const DeviceFilter* filter)
+      : inv_(inv),
+        state_(state),
+        claims_(claims),
+        node_(node),
+        options_(options),
+        filter_(filter),
+        scorer_(scorer) {
     for (size_t c = 0; c < claims.size(); ++c) {
       for (size_t r = 0; r < claims[c]->requests.size(); ++r) slots_.push_back({c, r});
     }
@@ -138,6 +131,7 @@ class Search {
     for (const api::Taint& t : info.spec->taints) {
       if (!Tolerates(alt.tolerations, t)) return Reject::kTainted;
     }
+    if (filter_ != nullptr && !filter_->Allows(d)) return Reject::kFiltered;
     return Reject::kNone;
   }
 
@@ -533,7 +527,8 @@ class Search {
       const CompiledRequest& req = claim.requests[s.request];
       for (size_t a = 0; a < req.alternatives.size(); ++a) {
         const Alternative& alt = req.alternatives[a];
-        int cls = 0, sel = 0, tainted = 0, in_use = 0, counters = 0, capacity = 0, ok = 0;
+        int cls = 0, sel = 0, tainted = 0, filtered = 0, in_use = 0, counters = 0, capacity = 0,
+            ok = 0;
         for (DeviceId d : inv_.nodes()[node_].devices) {
           switch (Classify(alt, d)) {
             case Reject::kClassSelector:
@@ -544,6 +539,9 @@ class Search {
               continue;
             case Reject::kTainted:
               ++tainted;
+              continue;
+            case Reject::kFiltered:
+              ++filtered;
               continue;
             case Reject::kNone:
               break;
@@ -559,13 +557,15 @@ class Search {
           }
         }
         std::string want = alt.all ? "all matching devices" : util::Cat(alt.count, " device(s)");
-        out.reasons.push_back(util::Cat(
-            "ResourceClaim ", claim.ns.empty() ? "" : claim.ns + "/", claim.name, " request ",
-            alt.result_name, " (", alt.class_name, ", ", want, ") on node ", node, ": of ",
-            inv_.nodes()[node_].devices.size(), " devices, ", cls,
-            " rejected by the class selectors, ", sel, " by the request selectors, ", tainted,
-            " tainted, ", in_use, " in use, ", counters, " lacked shared counters, ", capacity,
-            " lacked capacity; ", ok, " available"));
+        out.reasons.push_back(
+            util::Cat("ResourceClaim ", claim.ns.empty() ? "" : claim.ns + "/", claim.name,
+                      " request ", alt.result_name, " (", alt.class_name, ", ", want, ") on node ",
+                      node, ": of ", inv_.nodes()[node_].devices.size(), " devices, ", cls,
+                      " rejected by the class selectors, ", sel, " by the request selectors, ",
+                      tainted, " tainted, ",
+                      filter_ == nullptr ? "" : util::Cat(filtered, " ", filter_->Describe(), ", "),
+                      in_use, " in use, ", counters, " lacked shared counters, ", capacity,
+                      " lacked capacity; ", ok, " available"));
         int matching = in_use + counters + capacity + ok;
         if (alt.all && matching > 32) {
           out.reasons.push_back(util::Cat("  all matching devices would be ", matching,
@@ -589,6 +589,7 @@ class Search {
   const std::vector<const CompiledClaim*>& claims_;
   model::NodeId node_;
   AllocatorOptions options_;
+  const DeviceFilter* filter_;
   std::vector<Slot> slots_;
   std::map<std::pair<size_t, size_t>, std::vector<DeviceId>> candidates_;
   std::vector<Choice> chosen_;
@@ -620,14 +621,14 @@ Allocator::Allocator(const model::Inventory& inventory, AllocatorOptions options
 }
 
 Outcome Allocator::Allocate(const std::vector<const CompiledClaim*>& claims, model::NodeId node,
-                            const model::AllocationState& state) const {
+                            const model::AllocationState& state, const DeviceFilter* filter) const {
   if (node >= inventory_.nodes().size()) {
     Outcome out;
     out.reasons.push_back(util::Cat("node id ", node, " is not in the inventory"));
     return out;
   }
   return Search(inventory_, state, claims, node, options_,
-                options_.scorer != nullptr ? *options_.scorer : *default_scorer_)
+                options_.scorer != nullptr ? *options_.scorer : *default_scorer_, filter)
       .Run();
 }
 

@@ -43,12 +43,23 @@ struct AllocatorOptions {
   bool symmetry = true;
 };
 
+// Restricts which devices a search may take (a topology domain, say). Devices it refuses are
+// treated like devices a selector rejects. Implementations must be cheap and pure.
+class DeviceFilter {
+ public:
+  virtual ~DeviceFilter() = default;
+  virtual bool Allows(model::DeviceId device) const = 0;
+  // Names the restriction in explanations ("outside nvlinkDomain a-0").
+  virtual std::string Describe() const = 0;
+};
+
 class Allocator {
  public:
   explicit Allocator(const model::Inventory& inventory, AllocatorOptions options = {});
 
+  // `filter` (borrowed, may be null) restricts the devices the search may take.
   Outcome Allocate(const std::vector<const CompiledClaim*>& claims, model::NodeId node,
-                   const model::AllocationState& state) const;
+                   const model::AllocationState& state, const DeviceFilter* filter = nullptr) const;
 
   // Records an outcome's choices in `state` (admin-access choices are not recorded).
   absl::Status Commit(const Outcome& outcome, const std::vector<const CompiledClaim*>& claims,

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "alloc/allocator.h"
+#include "alloc/node_index.h"
 #include "alloc/verifier.h"
 #include "model/allocation_state.h"
 #include "model/inventory.h"
@@ -128,6 +129,7 @@ absl::StatusOr<BatchResult> AllocateInOrder(const std::vector<api::SourcedObject
   SelectorCache cache;
   Allocator allocator(inv, AllocatorOptions{.explain = node.has_value()});
   Allocator explainer(inv);
+  NodeIndex index(inv, state);
   // Where each claim allocated so far runs: a node, "" when not node-local, absent when it
   // could not be allocated.
   std::map<std::string, std::optional<std::string>> placed;
@@ -166,7 +168,18 @@ absl::StatusOr<BatchResult> AllocateInOrder(const std::vector<api::SourcedObject
     Outcome outcome;
     model::NodeId chosen = model::kNoId;
     if (!shared_problem.empty()) compile_error = shared_problem;
-    if (compile_error.empty()) {
+    if (compile_error.empty() && !node && u.shared.empty()) {
+      // Every node in order: the index skips nodes that cannot fit (the allocator would fail
+      // on them), so the first node that fits is the one the plain scan finds.
+      for (size_t p = index.FirstCandidate(ptrs, 0); p != kNoPosition;
+           p = index.FirstCandidate(ptrs, p + 1)) {
+        outcome = allocator.Allocate(ptrs, index.order()[p], state);
+        if (outcome.allocated) {
+          chosen = index.order()[p];
+          break;
+        }
+      }
+    } else if (compile_error.empty()) {
       for (model::NodeId n : unit_nodes) {
         outcome = allocator.Allocate(ptrs, n, state);
         if (outcome.allocated) {
@@ -196,6 +209,7 @@ absl::StatusOr<BatchResult> AllocateInOrder(const std::vector<api::SourcedObject
       }
       absl::Status cs = allocator.Commit(outcome, ptrs, state);
       if (!cs.ok()) return cs;
+      for (const Choice& ch : outcome.choices) index.Refresh(ch.device);
     }
     for (size_t i = 0; i < u.claims.size(); ++i) {
       ClaimOutcome co;

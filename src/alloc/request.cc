@@ -5,6 +5,19 @@
 
 namespace gpuplane::alloc {
 
+bool Tolerates(const std::vector<api::Toleration>& tolerations, const api::Taint& taint) {
+  if (taint.effect == "None") return true;  // informational only
+  for (const api::Toleration& t : tolerations) {
+    if (!t.effect.empty() && t.effect != taint.effect) continue;
+    if (t.op == "Exists") {
+      if (t.key.empty() || t.key == taint.key) return true;
+    } else if (t.key == taint.key && t.value == taint.value) {
+      return true;
+    }
+  }
+  return false;
+}
+
 absl::StatusOr<cel::Program> SelectorCache::Get(const std::string& expression) {
   auto it = programs_.find(expression);
   if (it != programs_.end()) return it->second;

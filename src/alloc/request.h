@@ -66,6 +66,9 @@ class SelectorCache {
   std::map<std::string, cel::Program, std::less<>> programs_;
 };
 
+// Whether `tolerations` tolerate a device taint (effect None is informational only).
+bool Tolerates(const std::vector<api::Toleration>& tolerations, const api::Taint& taint);
+
 // Errors name the claim and the field (unknown DeviceClass, a selector that does not
 // compile, a constraint naming no request).
 absl::StatusOr<CompiledClaim> CompileClaim(const std::string& ns, const std::string& name,
