@@ -9,6 +9,7 @@
 #include <random>
 
 #include "alloc/allocator.h"
+#include "alloc/node_index.h"
 #include "alloc/verifier.h"
 #include "api/loader.h"
 #include "gtest/gtest.h"
@@ -177,7 +178,7 @@ constexpr int kInstances = 10000;
 
 TEST(AllocatorPropertyTest, AgreesWithBruteForceAndPassesTheVerifier) {
   std::mt19937 rng(20261130);
-  int instances = 0, feasible = 0, scored = 0;
+  int instances = 0, feasible = 0, scored = 0, skipped = 0;
   for (int iter = 0; iter < kInstances; ++iter) {
     Instance in = RandomInstance(rng);
     api::Loader loader;
@@ -210,6 +211,42 @@ TEST(AllocatorPropertyTest, AgreesWithBruteForceAndPassesTheVerifier) {
     Outcome o = allocator.Allocate({&*claim}, 0, state);
     std::vector<Choice> chosen;
     bool brute = BruteForce(inv, state, *claim, chosen, 0);
+    // The node index only skips a node where the allocator fails: with all alternatives,
+    // and with only each request's first subrequest (then an allocation needs a later one).
+    NodeIndex index(inv, state);
+    if (!index.MayFit({&*claim}, 0)) {
+      ++skipped;
+      ASSERT_FALSE(brute) << "the index skipped a feasible node: instance " << iter << "\n"
+                          << in.yaml;
+    }
+    if (o.allocated && !index.MayFit({&*claim}, 0, 1)) {
+      bool later = false;
+      for (const Choice& ch : o.choices) later = later || ch.alternative > 0;
+      ASSERT_TRUE(later) << "instance " << iter << "\n" << in.yaml;
+    }
+    if (o.allocated) {  // Refresh keeps the counts equal to a freshly built index
+      model::AllocationState after = state;
+      ASSERT_TRUE(allocator.Commit(o, {&*claim}, after).ok());
+      NodeIndex moved(inv, state);
+      NodeIndex fresh(inv, after);
+      for (const CompiledRequest& req : claim->requests) {
+        for (const Alternative& alt : req.alternatives) {
+          moved.Intern(alt);
+          fresh.Intern(alt);
+        }
+      }
+      // `moved` reads `state`; replay the commit on it through Refresh.
+      ASSERT_TRUE(allocator.Commit(o, {&*claim}, state).ok());
+      for (const Choice& ch : o.choices) moved.Refresh(ch.device);
+      for (const CompiledRequest& req : claim->requests) {
+        for (const Alternative& alt : req.alternatives) {
+          ASSERT_EQ(moved.Free(moved.Intern(alt), 0), fresh.Free(fresh.Intern(alt), 0))
+              << "instance " << iter << "\n"
+              << in.yaml;
+        }
+      }
+      ASSERT_TRUE(allocator.Release(o.choices, state).ok());
+    }
     ++instances;
     feasible += brute ? 1 : 0;
     ASSERT_EQ(o.allocated, brute) << "instance " << iter << "\n"
@@ -241,8 +278,9 @@ TEST(AllocatorPropertyTest, AgreesWithBruteForceAndPassesTheVerifier) {
     ++scored;
   }
   std::printf(
-      "  %d instances, %d feasible, %d infeasible: zero disagreements; %d best scores match\n",
-      instances, feasible, instances - feasible, scored);
+      "  %d instances, %d feasible, %d infeasible: zero disagreements; %d best scores match; "
+      "the node index skipped %d, all infeasible\n",
+      instances, feasible, instances - feasible, scored, skipped);
   EXPECT_GT(feasible, kInstances / 10);
   EXPECT_GT(instances - feasible, kInstances / 10);
 }
