@@ -22,6 +22,8 @@ Command AddValidateCommand(CLI::App& app);
 Command AddGenerateCommand(CLI::App& app);
 Command AddCelCommand(CLI::App& app);
 Command AddAllocateCommand(CLI::App& app);
+Command AddScheduleCommand(CLI::App& app);
+Command AddExplainCommand(CLI::App& app);
 Command AddSimulateCommand(CLI::App& app);
 Command AddAttributeCommand(CLI::App& app);
 Command AddAgentCommand(CLI::App& app);

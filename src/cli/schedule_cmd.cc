@@ -1,0 +1,222 @@
+// `gpuplane schedule` and `gpuplane explain`: one scheduling pass (sched/pass.h) over cluster
+// objects and workload objects; decisions per pod, or why one pod or its gang is pending.
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "acct/sources.h"
+#include "api/loader.h"
+#include "cli/commands.h"
+#include "nlohmann/json.hpp"
+#include "sched/pass.h"
+#include "util/strings.h"
+
+namespace gpuplane::cli {
+namespace {
+
+struct ScheduleOptions {
+  std::vector<std::string> objects;
+  std::vector<std::string> workload;
+  std::string policy = "gpuplane";
+  std::string output = "text";
+  std::string prices;
+  std::string pod;  // explain only
+};
+
+struct Loaded {
+  api::LoadResult cluster, work;
+  std::map<std::string, double> prices;
+};
+
+// Loads every input; on failure prints why (with file and line) and returns the exit code.
+int Load(const char* command, const ScheduleOptions& opt, Loaded& out) {
+  for (auto [paths, result] : {std::pair{&opt.objects, &out.cluster}, {&opt.workload, &out.work}}) {
+    api::Loader loader;
+    for (const std::string& p : *paths) {
+      absl::Status s = loader.AddPath(p);
+      if (!s.ok()) {
+        std::fprintf(stderr, "gpuplane %s: %s\n", command, std::string(s.message()).c_str());
+        return kExitUsage;
+      }
+    }
+    *result = loader.Finish();
+    for (const api::Diagnostic& d : result->diagnostics) {
+      if (d.is_error()) std::fprintf(stderr, "%s\n", d.ToString().c_str());
+    }
+    if (result->errors() > 0) return kExitUsage;
+  }
+  if (!opt.prices.empty()) {
+    std::ifstream in(opt.prices);
+    if (!in) {
+      std::fprintf(stderr, "gpuplane %s: cannot read --prices %s\n", command, opt.prices.c_str());
+      return kExitUsage;
+    }
+    std::stringstream text;
+    text << in.rdbuf();
+    absl::StatusOr<acct::Prices> p = acct::ParsePrices(text.str(), opt.prices);
+    if (!p.ok()) {
+      std::fprintf(stderr, "gpuplane %s: %s\n", command, std::string(p.status().message()).c_str());
+      return kExitUsage;
+    }
+    out.prices = p->per_gpu_hour;
+    if (p->default_price) out.prices["default"] = *p->default_price;
+  }
+  return kExitOk;
+}
+
+int Pass(const char* command, const ScheduleOptions& opt, Loaded& in, sched::PassResult& out) {
+  if (int code = Load(command, opt, in); code != kExitOk) return code;
+  absl::StatusOr<sched::PassResult> r =
+      sched::RunPass(in.cluster.objects, in.work.objects, {.policy = opt.policy}, in.prices);
+  if (!r.ok()) {
+    std::fprintf(stderr, "gpuplane %s: %s\n", command, std::string(r.status().message()).c_str());
+    return kExitUsage;
+  }
+  for (const std::string& w : r->warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
+  out = std::move(*r);
+  return kExitOk;
+}
+
+nlohmann::ordered_json DecisionJson(const sched::PassResult& r, size_t i) {
+  const sched::PodInfo& p = r.pods.pods[i];
+  const sched::Decision& d = r.decisions[i];
+  nlohmann::ordered_json j = {{"pod", p.key}};
+  j["gang"] = p.gang >= 0 && r.pods.gangs[p.gang].kind != "Pod"
+                  ? nlohmann::ordered_json(r.pods.gangs[p.gang].key)
+                  : nlohmann::ordered_json(nullptr);
+  j["status"] = std::string(sched::CodeName(d.status.code));
+  j["node"] = d.node != model::kNoId
+                  ? nlohmann::ordered_json(r.snapshot->inventory().nodes()[d.node].name)
+                  : nlohmann::ordered_json(nullptr);
+  nlohmann::ordered_json claims = nlohmann::ordered_json::array();
+  for (const auto& [key, result] : d.claims) {
+    nlohmann::ordered_json results = nlohmann::ordered_json::array();
+    for (const api::DeviceRequestAllocationResult& x : result.devices.results) {
+      results.push_back(
+          {{"request", x.request}, {"driver", x.driver}, {"pool", x.pool}, {"device", x.device}});
+    }
+    claims.push_back({{"name", key}, {"results", results}});
+  }
+  j["claims"] = claims;
+  j["reason"] = d.status.ok() ? nlohmann::ordered_json(nullptr)
+                              : nlohmann::ordered_json(sched::Render(d.status));
+  return j;
+}
+
+int RunSchedule(const ScheduleOptions& opt) {
+  Loaded in;
+  sched::PassResult r;
+  if (int code = Pass("schedule", opt, in, r); code != kExitOk) return code;
+  size_t scheduled = 0, gangs_scheduled = 0;
+  for (const sched::Decision& d : r.decisions) scheduled += d.status.ok() ? 1 : 0;
+  size_t gangs = 0;
+  for (const sched::Gang& g : r.pods.gangs) {
+    if (g.kind == "Pod") continue;
+    ++gangs;
+    bool all = !g.members.empty();
+    for (size_t m : g.members) all = all && r.decisions[m].status.ok();
+    gangs_scheduled += all ? 1 : 0;
+  }
+  for (size_t i = 0; i < r.pods.pods.size(); ++i) {
+    if (opt.output == "json") {
+      std::printf("%s\n", DecisionJson(r, i).dump().c_str());
+      continue;
+    }
+    const sched::Decision& d = r.decisions[i];
+    std::string node = d.node != model::kNoId ? r.snapshot->inventory().nodes()[d.node].name : "-";
+    std::printf("%-40s %-13s %-20s %s\n", r.pods.pods[i].key.c_str(),
+                std::string(sched::CodeName(d.status.code)).c_str(), node.c_str(),
+                sched::Render(d.status).c_str());
+  }
+  nlohmann::ordered_json summary = {{"summary",
+                                     {{"pods", r.pods.pods.size()},
+                                      {"scheduled", scheduled},
+                                      {"gangs", gangs},
+                                      {"gangs_scheduled", gangs_scheduled},
+                                      {"seconds", r.seconds}}}};
+  if (opt.output == "json") {
+    std::printf("%s\n", summary.dump().c_str());
+  } else {
+    std::printf("%zu of %zu pods scheduled, %zu of %zu gangs, in %.3f s\n", scheduled,
+                r.pods.pods.size(), gangs_scheduled, gangs, r.seconds);
+  }
+  return scheduled == r.pods.pods.size() ? kExitOk : kExitProblems;
+}
+
+void ExplainOne(const sched::PassResult& r, size_t i) {
+  const sched::PodInfo& p = r.pods.pods[i];
+  const sched::Decision& d = r.decisions[i];
+  std::printf("pod %s: %s", p.key.c_str(), std::string(sched::CodeName(d.status.code)).c_str());
+  if (d.status.ok()) {
+    std::printf(" on node %s\n", r.snapshot->inventory().nodes()[d.node].name.c_str());
+    return;
+  }
+  std::string stage(sched::StageName(d.status.stage));
+  std::printf("%s\n  why: %s\n  what would unblock it: %s\n",
+              stage.empty() ? "" : (" (" + stage + ")").c_str(), sched::Render(d.status).c_str(),
+              sched::Hint(d.status).c_str());
+}
+
+int RunExplain(const ScheduleOptions& opt) {
+  Loaded in;
+  sched::PassResult r;
+  if (int code = Pass("explain", opt, in, r); code != kExitOk) return code;
+  for (size_t i = 0; i < r.pods.pods.size(); ++i) {
+    if (r.pods.pods[i].key != opt.pod) continue;
+    ExplainOne(r, i);
+    int gang = r.pods.pods[i].gang;
+    if (gang >= 0 && r.pods.gangs[gang].kind != "Pod") {
+      const sched::Gang& g = r.pods.gangs[gang];
+      std::printf("gang %s (%s, %d of %zu members needed):\n", g.key.c_str(), g.kind.c_str(), g.min,
+                  g.members.size());
+      for (size_t m : g.members) {
+        std::printf("  %s: %s\n", r.pods.pods[m].key.c_str(),
+                    std::string(sched::CodeName(r.decisions[m].status.code)).c_str());
+      }
+    }
+    return r.decisions[i].status.ok() ? kExitOk : kExitProblems;
+  }
+  std::fprintf(stderr, "gpuplane explain: pod %s is not among the workload's Pods\n",
+               opt.pod.c_str());
+  return kExitUsage;
+}
+
+CLI::App* AddInputs(CLI::App* cmd, ScheduleOptions& opt) {
+  cmd->add_option("--objects", opt.objects,
+                  "Files or directories with DeviceClasses, ResourceSlices, Nodes and allocated "
+                  "ResourceClaims")
+      ->required();
+  cmd->add_option("--workload", opt.workload,
+                  "Files or directories with Pods, ResourceClaims, ResourceClaimTemplates, "
+                  "PodGroups and Workloads")
+      ->required();
+  cmd->add_option("--policy", opt.policy, "Node order: gpuplane (least worth first) or first-fit")
+      ->check(CLI::IsMember({"gpuplane", "first-fit"}));
+  cmd->add_option("--prices", opt.prices,
+                  "Dollars per GPU-hour by product name (YAML or JSON), for the worth of models");
+  return cmd;
+}
+
+}  // namespace
+
+Command AddScheduleCommand(CLI::App& app) {
+  auto opt = std::make_shared<ScheduleOptions>();
+  CLI::App* cmd = AddInputs(
+      app.add_subcommand("schedule", "Schedule Pods and gangs on a cluster in one pass"), *opt);
+  cmd->add_option("-o,--output", opt->output, "Output format")
+      ->check(CLI::IsMember({"text", "json"}));
+  return Command{cmd, [opt] { return RunSchedule(*opt); }};
+}
+
+Command AddExplainCommand(CLI::App& app) {
+  auto opt = std::make_shared<ScheduleOptions>();
+  CLI::App* cmd =
+      AddInputs(app.add_subcommand("explain", "Explain why a Pod (or its gang) is pending"), *opt);
+  cmd->add_option("--pod", opt->pod, "The Pod, as namespace/name")->required();
+  return Command{cmd, [opt] { return RunExplain(*opt); }};
+}
+
+}  // namespace gpuplane::cli

@@ -1,0 +1,128 @@
+// Why a pod fits no node: the first rule that rejects each node, counted; the DRA request that
+// decided, with the best node's numbers; Unresolvable only when no node would fit even with
+// every device free and every placed pod gone.
+#include <map>
+
+#include "sched/session.h"
+#include "util/strings.h"
+
+namespace gpuplane::sched {
+namespace {
+
+struct RequestStats {
+  int nodes = 0;
+  DeviceCause cause;
+};
+
+// The device rule for `node` from the index's counts (kAllocation when counts suffice).
+Rule DeviceRule(alloc::NodeIndex& index, const std::vector<const alloc::CompiledClaim*>& claims,
+                model::NodeId node, const std::string& node_name,
+                std::map<std::pair<size_t, size_t>, RequestStats>& stats) {
+  for (size_t ci = 0; ci < claims.size(); ++ci) {
+    const alloc::CompiledClaim& c = *claims[ci];
+    for (size_t ri = 0; ri < c.requests.size(); ++ri) {
+      bool any = false, enough = false, enough_free = false;
+      int64_t best_free = 0, best_matching = 0;
+      for (const alloc::Alternative& alt : c.requests[ri].alternatives) {
+        int sig = index.Intern(alt);
+        int64_t m = index.Matching(sig, node), f = index.Free(sig, node);
+        any = any || m > 0;
+        enough = enough || (alt.all ? m > 0 : m >= alt.count);
+        enough_free = enough_free || (alt.all ? m > 0 && f == m : f >= alt.count);
+        best_free = std::max(best_free, f);
+        best_matching = std::max(best_matching, m);
+      }
+      if (enough_free) continue;
+      RequestStats& st = stats[{ci, ri}];
+      if (st.nodes++ == 0) {
+        const alloc::Alternative& first = c.requests[ri].alternatives.front();
+        st.cause.claim = util::Cat(c.ns, "/", c.name);
+        st.cause.request = c.requests[ri].name;
+        st.cause.device_class = first.class_name;
+        st.cause.count = alloc::NodeIndex::Need(first);
+      }
+      if (best_free > st.cause.best_free) {
+        st.cause.best_free = best_free;
+        st.cause.best_node = node_name;
+      }
+      st.cause.best_matching = std::max(st.cause.best_matching, best_matching);
+      return !any ? Rule::kNoMatchingDevice : !enough ? Rule::kTooFewMatching : Rule::kTooFewFree;
+    }
+  }
+  return Rule::kAllocation;
+}
+
+// The allocator's own words for the first node where counts sufficed.
+std::string AllocationDetail(const alloc::Outcome& why) {
+  for (const std::string& r : why.reasons) {
+    size_t at = r.find("no choice meets");
+    if (at != std::string::npos) return r.substr(at);
+  }
+  for (const std::string& r : why.reasons) {
+    if (r.find("lacked") != std::string::npos || r.find("exhausted") != std::string::npos) {
+      return r;
+    }
+  }
+  return why.reasons.empty() ? "" : why.reasons.front();
+}
+
+}  // namespace
+
+Status Session::Diagnose(size_t pod, const std::vector<model::NodeId>* nodes) {
+  const PodInfo& p = pods_.pods[pod];
+  Status problem;
+  model::NodeId pinned = model::kNoId;
+  std::vector<const alloc::CompiledClaim*> claims = FreshClaims(pod, pinned, problem);
+  if (!problem.ok()) return problem;
+  const model::Inventory& inv = snap_.inventory();
+  std::vector<model::NodeId> all;
+  if (nodes == nullptr) {
+    for (model::NodeId n = 0; n < inv.nodes().size(); ++n) all.push_back(n);
+    nodes = &all;
+  }
+  Status s = Status::Of(Code::kUnschedulable, Stage::kDevices, "");
+  s.nodes = static_cast<int>(nodes->size());
+  std::map<std::pair<size_t, size_t>, RequestStats> stats;
+  bool could_free = false;           // a node where placed pods leaving would help
+  std::vector<model::NodeId> retry;  // nodes to try with every device free
+  for (model::NodeId n : *nodes) {
+    std::optional<Rule> rule = node_filter_.Filter(snap_, p, n, s.taint);
+    if (!rule && pinned != model::kNoId && n != pinned) rule = Rule::kSharedClaim;
+    if (!rule || *rule == Rule::kNodeResources) {
+      Rule device = DeviceRule(snap_.index(), claims, n, inv.nodes()[n].name, stats);
+      if (!rule || Permanent(device)) rule = device;
+    }
+    ++s.rule_nodes[static_cast<size_t>(*rule)];
+    if (*rule == Rule::kNodeResources || *rule == Rule::kSharedClaim) could_free = true;
+    if (*rule == Rule::kTooFewFree || *rule == Rule::kAllocation) retry.push_back(n);
+  }
+  const std::pair<const std::pair<size_t, size_t>, RequestStats>* deciding = nullptr;
+  for (const auto& entry : stats) {
+    if (deciding == nullptr || entry.second.nodes > deciding->second.nodes) deciding = &entry;
+  }
+  if (deciding != nullptr) s.device = deciding->second.cause;
+  int allocation = s.rule_nodes[static_cast<size_t>(Rule::kAllocation)];
+  if (allocation > 0) {
+    for (model::NodeId n : retry) {
+      if (!snap_.index().MayFit(claims, n)) continue;
+      std::string detail = AllocationDetail(explainer_->Allocate(claims, n, snap_.state()));
+      if (!s.device) s.device = DeviceCause{};
+      s.device->detail = detail;
+      break;
+    }
+  }
+  if (!could_free) {
+    model::AllocationState empty(inv);
+    bool fits_when_free = false;
+    for (model::NodeId n : retry) {
+      if (allocator_->Allocate(claims, n, empty).allocated) {
+        fits_when_free = true;
+        break;
+      }
+    }
+    if (!fits_when_free) s.code = Code::kUnresolvable;
+  }
+  return s;
+}
+
+}  // namespace gpuplane::sched

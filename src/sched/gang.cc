@@ -1,0 +1,318 @@
+// Gangs: all members (or at least the minimum) in one Statement, or nothing.
+#include <algorithm>
+#include <chrono>
+
+#include "sched/session.h"
+#include "util/strings.h"
+
+namespace gpuplane::sched {
+namespace {
+
+// Members that are interchangeable: same claims (all from templates), requests, tolerations
+// and nodeSelector. Among twins, placements are tried in node order only, and skipped
+// members come last.
+bool Twins(const PodInfo& a, const PodInfo& b) {
+  if (a.problem || b.problem || a.claims.size() != b.claims.size()) return false;
+  if (a.cpu_milli != b.cpu_milli || a.memory_bytes != b.memory_bytes) return false;
+  if (a.pod->spec.tolerations != b.pod->spec.tolerations ||
+      a.pod->spec.node_selector != b.pod->spec.node_selector) {
+    return false;
+  }
+  for (size_t i = 0; i < a.claims.size(); ++i) {
+    if (a.claims[i].named || b.claims[i].named) return false;
+    if (!(a.claims[i].claim.spec == b.claims[i].claim.spec)) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+// The depth-first search of one gang over members and nodes.
+struct Session::Group {
+  Session& s;
+  const Gang& g;
+  Statement& stmt;
+  const alloc::DeviceFilter* filter;
+  const std::vector<model::NodeId>* nodes;  // a domain's nodes, in index order; null: all
+  std::vector<size_t> members;              // unbound members, input order
+  std::vector<int> twin;                    // an earlier interchangeable member, or -1
+  std::vector<model::NodeId> where;
+  Status error;
+
+  Group(Session& session, const Gang& gang, Statement& st, const alloc::DeviceFilter* f,
+        const std::vector<model::NodeId>* domain)
+      : s(session), g(gang), stmt(st), filter(f), nodes(domain) {
+    for (size_t m : g.members) {
+      if (s.pods_.pods[m].bound_node.empty()) members.push_back(m);
+    }
+    twin.assign(members.size(), -1);
+    for (size_t i = 0; i < members.size(); ++i) {
+      for (size_t j = i; j-- > 0;) {
+        if (Twins(s.pods_.pods[members[i]], s.pods_.pods[members[j]])) {
+          twin[i] = static_cast<int>(j);
+          break;
+        }
+      }
+    }
+    where.assign(members.size(), model::kNoId);
+  }
+
+  size_t Position(model::NodeId n) const { return s.snap_.index().PositionOf(n); }
+
+  // Nodes to try for member i: those holding earlier members first (packing the gang), then
+  // the others that may fit, in index order; none before position `lower`.
+  std::vector<model::NodeId> Candidates(size_t i, size_t lower) {
+    std::vector<model::NodeId> out;
+    for (size_t j = 0; j < i; ++j) {
+      model::NodeId n = where[j];
+      if (n != model::kNoId && Position(n) >= lower &&
+          std::find(out.begin(), out.end(), n) == out.end()) {
+        out.push_back(n);
+      }
+    }
+    std::sort(out.begin(), out.end(),
+              [&](model::NodeId a, model::NodeId b) { return Position(a) < Position(b); });
+    size_t touched = out.size();
+    Status problem;
+    model::NodeId pinned = model::kNoId;
+    std::vector<const alloc::CompiledClaim*> claims = s.FreshClaims(members[i], pinned, problem);
+    if (!problem.ok()) return out;
+    auto add = [&](model::NodeId n) {
+      if (std::find(out.begin(), out.begin() + static_cast<long>(touched), n) ==
+          out.begin() + static_cast<long>(touched)) {
+        out.push_back(n);
+      }
+    };
+    alloc::NodeIndex& index = s.snap_.index();
+    if (pinned != model::kNoId) {
+      if (nodes == nullptr || std::find(nodes->begin(), nodes->end(), pinned) != nodes->end()) {
+        add(pinned);
+      }
+    } else if (nodes != nullptr) {
+      for (model::NodeId n : *nodes) {
+        if (Position(n) >= lower && index.MayFit(claims, n)) add(n);
+      }
+    } else {
+      for (size_t p = index.FirstCandidate(claims, lower); p != alloc::kNoPosition;
+           p = index.FirstCandidate(claims, p + 1)) {
+        add(index.order()[p]);
+      }
+    }
+    return out;
+  }
+
+  // Places member i on n, re-allocating the gang's members already there jointly when it
+  // does not fit beside them.
+  bool TryMember(size_t i, model::NodeId n) {
+    size_t mark = stmt.Checkpoint();
+    Rule rule = Rule::kCount;
+    Status st = s.PlaceGroup({members[i]}, n, stmt, filter, rule);
+    if (st.ok()) return true;
+    if (st.code == Code::kError) error = st;
+    std::vector<size_t> on;
+    for (size_t j = 0; j < i; ++j) {
+      if (where[j] == n) on.push_back(members[j]);
+    }
+    if (on.empty() || !error.ok() || Permanent(rule)) return false;
+    for (size_t m : on) {
+      if (!stmt.Evict(s.pods_.pods[m].key).ok()) return false;
+    }
+    on.push_back(members[i]);
+    st = s.PlaceGroup(on, n, stmt, filter, rule);
+    if (st.ok()) return true;
+    if (st.code == Code::kError) error = st;
+    (void)stmt.Rollback(mark);
+    return false;
+  }
+
+  bool Stop() {
+    if (s.gang_calls_ > s.options_.gang_budget) s.gang_exhausted_ = true;
+    return s.gang_exhausted_ || !error.ok();
+  }
+
+  bool Search(size_t i, int placed) {
+    int left = static_cast<int>(members.size() - i);
+    if (placed + left < g.min) return false;
+    if (i == members.size()) return true;
+    if (Stop()) return false;
+    int t = twin[i];
+    if (t < 0 || where[t] != model::kNoId) {
+      size_t lower = t >= 0 ? Position(where[t]) : 0;
+      for (model::NodeId n : Candidates(i, lower)) {
+        size_t mark = stmt.Checkpoint();
+        if (TryMember(i, n)) {
+          where[i] = n;
+          if (Search(i + 1, placed + 1)) return true;
+          where[i] = model::kNoId;
+        }
+        (void)stmt.Rollback(mark);
+        if (Stop()) return false;
+      }
+    }
+    return Search(i + 1, placed);  // member i left out (at most members - min of them)
+  }
+};
+
+bool Session::SearchGang(const Gang& g, Statement& stmt, const alloc::DeviceFilter* filter,
+                         const std::vector<model::NodeId>* nodes) {
+  Group group(*this, g, stmt, filter, nodes);
+  size_t mark = stmt.Checkpoint();
+  if (group.Search(0, 0)) return true;
+  (void)stmt.Rollback(mark);
+  return false;
+}
+
+bool Session::TryInDomains(const Gang& g, const TopologyLevel& level, Statement& stmt,
+                           Status& why) {
+  std::vector<Domain> domains = Domains(snap_, level);
+  int tried = 0;
+  for (Domain& d : domains) {
+    if (d.free == 0) continue;
+    std::sort(d.nodes.begin(), d.nodes.end(), [&](model::NodeId a, model::NodeId b) {
+      return snap_.index().PositionOf(a) < snap_.index().PositionOf(b);
+    });
+    DomainFilter filter(snap_.inventory(), level.name, d.value);
+    ++tried;
+    if (SearchGang(g, stmt, level.node_label ? nullptr : &filter, &d.nodes)) return true;
+    if (gang_exhausted_) break;
+  }
+  why = Status::Of(Code::kUnschedulable, Stage::kTopology,
+                   util::Cat("no ", level.name, " domain has room for all of gang ", g.key, " (",
+                             domains.size(), " domains, ", tried, " with free devices tried)"));
+  return false;
+}
+
+void Session::DecideGang(size_t gang, std::vector<Decision>& out) {
+  auto start = std::chrono::steady_clock::now();
+  const Gang& g = pods_.gangs[gang];
+  auto all = [&](const Status& st) {
+    for (size_t m : g.members) {
+      if (pods_.pods[m].bound_node.empty()) out[m].status = st;
+    }
+  };
+  if (g.problem) return all(*g.problem);
+  gang_calls_ = 0;
+  gang_exhausted_ = false;
+  Statement stmt(snap_);
+  Status why;
+  bool placed = false;
+  const std::string& level_name =
+      g.topology_required.empty() ? g.topology_preferred : g.topology_required;
+  if (!level_name.empty()) {
+    absl::StatusOr<TopologyLevel> level = ResolveLevel(snap_, level_name);
+    if (!level.ok() && !g.topology_required.empty()) {
+      return all(Status::Of(Code::kUnresolvable, Stage::kTopology,
+                            util::Cat(g.file, ":", g.line, ": ", g.kind, " ", g.key, ": ",
+                                      std::string(level.status().message()))));
+    }
+    if (level.ok()) placed = TryInDomains(g, *level, stmt, why);
+  }
+  if (!placed && g.topology_required.empty() && !gang_exhausted_) {
+    placed = SearchGang(g, stmt, nullptr, nullptr);
+  }
+  if (placed) {
+    stmt.Commit();
+    for (size_t m : g.members) {
+      const PodPlacement* p = snap_.placement(pods_.pods[m].key);
+      if (!pods_.pods[m].bound_node.empty()) continue;
+      if (p != nullptr) {
+        Fill(m, p->node, out[m]);
+      } else {
+        out[m].status = Status::Of(Code::kUnschedulable, Stage::kGang,
+                                   util::Cat("gang ", g.key, " runs with its minimum of ", g.min,
+                                             " members; this one did not fit beside them"));
+      }
+    }
+  } else {
+    (void)stmt.Rollback(0);
+    Status failure = GangFailure(g);
+    if (failure.code != Code::kUnresolvable && why.stage == Stage::kTopology) failure = why;
+    all(failure);
+  }
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  for (size_t m : g.members) out[m].seconds = seconds;
+}
+
+std::optional<Status> Session::TooLarge(const Gang& g, const std::vector<size_t>& members) {
+  if (static_cast<int>(members.size()) != g.min) return std::nullopt;
+  // Devices the gang needs per single-alternative request kind, against every matching
+  // device of the cluster (an upper bound on what it could ever get).
+  std::map<int, std::pair<int64_t, const alloc::Alternative*>> need;
+  alloc::NodeIndex& index = snap_.index();
+  for (size_t m : members) {
+    for (const ClaimUse& u : pods_.pods[m].claims) {
+      if (snap_.claim(u.key) != nullptr) continue;
+      Status problem;
+      const alloc::CompiledClaim* cc = Compiled(u, problem);
+      if (cc == nullptr) continue;
+      for (const alloc::CompiledRequest& r : cc->requests) {
+        if (r.alternatives.size() != 1 || r.alternatives[0].all || r.alternatives[0].admin_access) {
+          continue;
+        }
+        auto& [count, alt] = need[index.Intern(r.alternatives[0])];
+        count += r.alternatives[0].count;
+        alt = &r.alternatives[0];
+      }
+    }
+  }
+  for (const auto& [sig, want] : need) {
+    int64_t total = 0;
+    for (model::NodeId n = 0; n < snap_.inventory().nodes().size(); ++n) {
+      total += index.Matching(sig, n);
+    }
+    if (want.first > total) {
+      return Status::Of(
+          Code::kUnresolvable, Stage::kGang,
+          util::Cat("gang ", g.key, " needs ", want.first, " devices of class ",
+                    want.second->class_name, " at once; the cluster has ", total, " that match"));
+    }
+  }
+  return std::nullopt;
+}
+
+Status Session::GangFailure(const Gang& g) {
+  if (gang_exhausted_) {
+    return Status::Of(Code::kError, Stage::kGang,
+                      util::Cat("gang ", g.key, ": the search gave up after ", gang_calls_,
+                                " allocation attempts"));
+  }
+  std::vector<size_t> members;
+  for (size_t m : g.members) {
+    if (pods_.pods[m].bound_node.empty()) members.push_back(m);
+  }
+  int alone = 0, unresolvable = 0;
+  std::optional<Status> first;
+  for (size_t m : members) {
+    Status st;
+    if (pods_.pods[m].problem) {
+      st = *pods_.pods[m].problem;
+    } else {
+      Statement probe(snap_);
+      Status error;
+      if (PlacePod(m, probe, nullptr, nullptr, error) != model::kNoId) {
+        ++alone;
+        continue;
+      }
+      st = error.ok() ? Diagnose(m, nullptr) : error;
+    }
+    if (st.code == Code::kUnresolvable) ++unresolvable;
+    if (!first) {
+      first = st;
+      first->subject = util::Cat("gang ", g.key, " member ", pods_.pods[m].key);
+    }
+  }
+  int n = static_cast<int>(members.size());
+  if (alone < g.min && first) {
+    if (first->code == Code::kUnresolvable && n - unresolvable >= g.min) {
+      first->code = Code::kUnschedulable;
+    }
+    return *first;
+  }
+  if (std::optional<Status> big = TooLarge(g, members)) return *big;
+  return Status::Of(
+      Code::kUnschedulable, Stage::kGang,
+      util::Cat("gang ", g.key, ": ", alone, " of its ", n,
+                " members fit one at a time, but not the ", g.min, " it needs together"));
+}
+
+}  // namespace gpuplane::sched

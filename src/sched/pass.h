@@ -1,0 +1,38 @@
+// One scheduling pass from objects, what `gpuplane schedule` and `gpuplane explain` run: the
+// snapshot from the cluster objects (DeviceClasses, ResourceSlices, Nodes, allocated claims),
+// the pod set from the workload objects (Pods, ResourceClaims, ResourceClaimTemplates,
+// PodGroups, Workloads; allocated ResourceClaims among them count as cluster state too), and a
+// Session over both. Pure function of its inputs apart from timing.
+#ifndef GPUPLANE_SCHED_PASS_H_
+#define GPUPLANE_SCHED_PASS_H_
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "api/object.h"
+#include "sched/pod_set.h"
+#include "sched/session.h"
+#include "sched/snapshot.h"
+
+namespace gpuplane::sched {
+
+struct PassResult {
+  PodSet pods;                      // borrows the workload objects
+  std::vector<Decision> decisions;  // parallel to pods.pods
+  std::unique_ptr<Snapshot> snapshot;
+  std::vector<std::string> warnings;  // inventory and input problems, with file:line
+  double seconds = 0;                 // snapshot, session and decisions
+};
+
+// Errors: an unknown policy.
+absl::StatusOr<PassResult> RunPass(const std::vector<api::SourcedObject>& cluster,
+                                   const std::vector<api::SourcedObject>& work,
+                                   const SessionOptions& options,
+                                   const std::map<std::string, double>& prices = {});
+
+}  // namespace gpuplane::sched
+
+#endif  // GPUPLANE_SCHED_PASS_H_

@@ -1,0 +1,73 @@
+// The extension points of a Session, shaped like the Kubernetes scheduling framework's and
+// KAI's: queue order (which pod or gang goes first), node filters (which nodes a pod may use
+// at all, before any device is looked at), node order (the policy's preference among nodes
+// that fit: the Session takes the first node, in this order, on which the allocator succeeds)
+// and the device scorer (alloc::Scorer: which devices on the chosen node). Gangs and topology
+// domains are the Session's own stages (gang.h, topology.h).
+//
+// Plugins hold no cluster state; they read the Snapshot they are given. Implementations must
+// be deterministic. Not thread-safe unless stated.
+#ifndef GPUPLANE_SCHED_PLUGINS_H_
+#define GPUPLANE_SCHED_PLUGINS_H_
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "sched/pod_set.h"
+#include "sched/snapshot.h"
+#include "sched/status.h"
+
+namespace gpuplane::sched {
+
+class QueueOrder {
+ public:
+  virtual ~QueueOrder() = default;
+  // Whether `a` goes before `b`.
+  virtual bool Less(const PodInfo& a, const PodInfo& b) const = 0;
+};
+
+// Higher spec.priority first, then earlier creationTimestamp, then input order.
+class PriorityOrder : public QueueOrder {
+ public:
+  bool Less(const PodInfo& a, const PodInfo& b) const override;
+};
+
+class NodeFilter {
+ public:
+  virtual ~NodeFilter() = default;
+  // The rule that rejects `node` for `pod`, or nullopt when it passes. `taint` receives the
+  // first untolerated taint ("key=value:Effect") where the rule is kNodeTaint.
+  virtual std::optional<Rule> Filter(const Snapshot& s, const PodInfo& pod, model::NodeId node,
+                                     std::string& taint) const = 0;
+};
+
+// Kubernetes' node filters that apply before devices: NodeUnschedulable, TaintToleration
+// (NoSchedule and NoExecute), NodeSelector (spec.nodeSelector) and NodeResourcesFit (CPU and
+// memory requests against allocatable, minus what placed pods request).
+class KubeNodeFilter : public NodeFilter {
+ public:
+  std::optional<Rule> Filter(const Snapshot& s, const PodInfo& pod, model::NodeId node,
+                             std::string& taint) const override;
+};
+
+class NodeOrder {
+ public:
+  virtual ~NodeOrder() = default;
+  // The nodes, most preferred first (a permutation of the inventory's node ids).
+  virtual std::vector<model::NodeId> Order(const Snapshot& s) const = 0;
+};
+
+// The policy names MakeNodeOrder accepts: "gpuplane" (least worth first, then inventory order:
+// a job takes the cheapest model that fits, and nodes fill one after another, so big
+// devices and whole nodes stay free) and "first-fit" (inventory order, what `gpuplane
+// allocate` does).
+const std::vector<std::string>& NodeOrderNames();
+absl::StatusOr<std::unique_ptr<NodeOrder>> MakeNodeOrder(std::string_view name);
+
+}  // namespace gpuplane::sched
+
+#endif  // GPUPLANE_SCHED_PLUGINS_H_

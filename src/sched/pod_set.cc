@@ -1,0 +1,221 @@
+#include "sched/pod_set.h"
+
+#include <algorithm>
+#include <map>
+
+#include "util/strings.h"
+
+namespace gpuplane::sched {
+namespace {
+
+int64_t Requested(const std::vector<api::Container>& containers, const std::string& name,
+                  int64_t unit_nano, bool max) {
+  int64_t total = 0;
+  for (const api::Container& c : containers) {
+    auto it = c.resources.requests.find(name);
+    if (it == c.resources.requests.end()) continue;
+    auto v = static_cast<int64_t>(it->second.nano() / unit_nano);
+    total = max ? std::max(total, v) : total + v;
+  }
+  return total;
+}
+
+std::string Where(const api::SourcedObject& o) {
+  return util::Cat(o.file, ":", o.line, ": ", api::Label(o.object), ": ");
+}
+
+struct Index {
+  std::map<std::string, const api::ResourceClaim*> claims;
+  std::map<std::string, const api::ResourceClaimTemplate*> templates;
+  std::map<std::string, const api::SourcedObject*> pod_groups;  // ns/name
+  std::map<std::string, const api::SourcedObject*> workloads;   // ns/name
+};
+
+Index IndexOf(const std::vector<api::SourcedObject>& work,
+              const std::vector<api::SourcedObject>& cluster) {
+  Index ix;
+  for (const api::SourcedObject& o : cluster) {
+    const auto* c = std::get_if<api::ResourceClaim>(&o.object);
+    if (c != nullptr) ix.claims[c->metadata.namespace_name + "/" + c->metadata.name] = c;
+  }
+  for (const api::SourcedObject& o : work) {
+    const api::ObjectMeta& m = api::MetaOf(o.object);
+    std::string key = m.namespace_name + "/" + m.name;
+    if (const auto* c = std::get_if<api::ResourceClaim>(&o.object)) ix.claims[key] = c;
+    if (const auto* t = std::get_if<api::ResourceClaimTemplate>(&o.object)) ix.templates[key] = t;
+    if (std::holds_alternative<api::PodGroup>(o.object)) ix.pod_groups[key] = &o;
+    if (std::holds_alternative<api::Workload>(o.object)) ix.workloads[key] = &o;
+  }
+  return ix;
+}
+
+// The pod's claims; a problem names the missing claim or template.
+void ResolveClaims(const Index& ix, const api::SourcedObject& o, PodInfo& p) {
+  const std::string& ns = p.pod->metadata.namespace_name;
+  for (const api::PodResourceClaim& rc : p.pod->spec.resource_claims) {
+    if (rc.resource_claim_name) {
+      auto it = ix.claims.find(ns + "/" + *rc.resource_claim_name);
+      if (it == ix.claims.end()) {
+        p.problem = Status::Of(Code::kUnschedulable, Stage::kInput,
+                               util::Cat(Where(o), "ResourceClaim ", ns, "/",
+                                         *rc.resource_claim_name, " is not among the inputs"));
+        return;
+      }
+      p.claims.push_back({it->first, *it->second, true});
+      continue;
+    }
+    std::string tname = rc.resource_claim_template_name.value_or("");
+    auto it = ix.templates.find(ns + "/" + tname);
+    if (it == ix.templates.end()) {
+      p.problem = Status::Of(Code::kUnschedulable, Stage::kInput,
+                             util::Cat(Where(o), "ResourceClaimTemplate ", ns, "/", tname,
+                                       " is not among the inputs"));
+      return;
+    }
+    api::ResourceClaim c;
+    c.api_version = api::kResourceApiVersion;
+    c.kind = "ResourceClaim";
+    c.metadata = it->second->spec.metadata;
+    c.metadata.name = p.pod->metadata.name + "-" + rc.name;
+    c.metadata.namespace_name = ns;
+    c.spec = it->second->spec.spec;
+    p.claims.push_back({ns + "/" + c.metadata.name, std::move(c), false});
+  }
+}
+
+PodInfo MakePod(const Index& ix, const api::SourcedObject& o, size_t input) {
+  PodInfo p;
+  p.input = input;
+  p.source = &o;
+  p.pod = &std::get<api::Pod>(o.object);
+  p.key = p.pod->metadata.namespace_name + "/" + p.pod->metadata.name;
+  const api::PodSpec& spec = p.pod->spec;
+  p.cpu_milli = std::max(Requested(spec.containers, "cpu", 1'000'000, false),
+                         Requested(spec.init_containers, "cpu", 1'000'000, true));
+  p.memory_bytes = std::max(Requested(spec.containers, "memory", 1'000'000'000, false),
+                            Requested(spec.init_containers, "memory", 1'000'000'000, true));
+  p.priority = spec.priority.value_or(0);
+  p.bound_node = spec.node_name;
+  ResolveClaims(ix, o, p);
+  return p;
+}
+
+std::string Annotation(const api::ObjectMeta& m, const char* key) {
+  auto it = m.annotations.find(key);
+  return it == m.annotations.end() ? "" : it->second;
+}
+
+// The gang a pod names, created on first mention; -1 with a problem when the group is missing.
+int GangOf(const Index& ix, PodSet& set, std::map<std::string, int>& by_key, PodInfo& p) {
+  const api::Pod& pod = *p.pod;
+  const std::string& ns = pod.metadata.namespace_name;
+  auto label = pod.metadata.labels.find(kPodGroupLabel);
+  std::string key, kind;
+  const api::SourcedObject* group = nullptr;
+  int min = 1;
+  if (pod.spec.workload_ref) {
+    const api::WorkloadReference& ref = *pod.spec.workload_ref;
+    kind = "Workload";
+    key = util::Cat(ns, "/", ref.name, "/", ref.pod_group,
+                    ref.pod_group_replica_key.empty() ? "" : "/" + ref.pod_group_replica_key);
+    auto it = ix.workloads.find(ns + "/" + ref.name);
+    const api::WorkloadPodGroup* pg = nullptr;
+    if (it != ix.workloads.end()) {
+      group = it->second;
+      for (const api::WorkloadPodGroup& g :
+           std::get<api::Workload>(group->object).spec.pod_groups) {
+        if (g.name == ref.pod_group) pg = &g;
+      }
+    }
+    if (pg == nullptr) {
+      p.problem =
+          Status::Of(Code::kUnschedulable, Stage::kGang,
+                     util::Cat(Where(*p.source), "spec.workloadRef names ",
+                               group == nullptr ? "Workload " : "pod group ",
+                               group == nullptr ? ns + "/" + ref.name : ref.pod_group,
+                               group == nullptr ? "" : " of Workload " + ns + "/" + ref.name,
+                               ", which is not among the inputs; the pod waits for it"));
+      return -1;
+    }
+    if (pg->policy.gang) min = pg->policy.gang->min_count;
+  } else if (label != pod.metadata.labels.end()) {
+    kind = "PodGroup";
+    key = ns + "/" + label->second;
+    auto it = ix.pod_groups.find(key);
+    if (it == ix.pod_groups.end()) {
+      p.problem =
+          Status::Of(Code::kUnschedulable, Stage::kGang,
+                     util::Cat(Where(*p.source), "label ", kPodGroupLabel, " names PodGroup ", key,
+                               ", which is not among the inputs; the pod waits for it"));
+      return -1;
+    }
+    group = it->second;
+    min = std::get<api::PodGroup>(group->object).spec.min_member;
+  } else if (!Annotation(pod.metadata, kTopologyRequired).empty() ||
+             !Annotation(pod.metadata, kTopologyPreferred).empty()) {
+    kind = "Pod";
+    key = "pod " + p.key;
+    group = p.source;
+  } else {
+    return -1;
+  }
+  auto [it, inserted] = by_key.try_emplace(key, static_cast<int>(set.gangs.size()));
+  if (inserted) {
+    Gang g;
+    g.key = key;
+    g.kind = kind;
+    g.file = group->file;
+    g.line = group->line;
+    g.min = std::max(min, 1);
+    const api::ObjectMeta& gm = api::MetaOf(group->object);
+    g.topology_required = Annotation(gm, kTopologyRequired);
+    g.topology_preferred = Annotation(gm, kTopologyPreferred);
+    if (g.topology_required.empty())
+      g.topology_required = Annotation(pod.metadata, kTopologyRequired);
+    if (g.topology_preferred.empty()) {
+      g.topology_preferred = Annotation(pod.metadata, kTopologyPreferred);
+    }
+    set.gangs.push_back(std::move(g));
+  }
+  return it->second;
+}
+
+// A gang with fewer members than its minimum is incomplete: its pods wait.
+void CheckComplete(PodSet& set) {
+  for (Gang& g : set.gangs) {
+    if (static_cast<int>(g.members.size()) >= g.min) continue;
+    std::string msg = util::Cat(g.file, ":", g.line, ": ", g.kind, " ", g.key, ": needs ", g.min,
+                                " members, ", g.members.size(), " are present");
+    set.warnings.push_back(msg);
+    g.problem =
+        Status::Of(Code::kUnschedulable, Stage::kGang,
+                   util::Cat("gang ", g.key, " is incomplete: ", g.members.size(), " of ", g.min,
+                             " members are present; it holds nothing until all are"));
+  }
+}
+
+}  // namespace
+
+PodSet BuildPodSet(const std::vector<api::SourcedObject>& work,
+                   const std::vector<api::SourcedObject>& cluster) {
+  PodSet set;
+  Index ix = IndexOf(work, cluster);
+  std::map<std::string, int> by_key;
+  for (const api::SourcedObject& o : work) {
+    if (!std::holds_alternative<api::Pod>(o.object) || !o.valid) continue;
+    PodInfo p = MakePod(ix, o, set.pods.size());
+    if (p.bound_node.empty()) {
+      int g = GangOf(ix, set, by_key, p);
+      if (g >= 0) {
+        p.gang = g;
+        set.gangs[g].members.push_back(set.pods.size());
+      }
+    }
+    if (p.problem) set.warnings.push_back(p.problem->message);
+    set.pods.push_back(std::move(p));
+  }
+  CheckComplete(set);
+  return set;
+}
+
+}  // namespace gpuplane::sched

@@ -1,0 +1,74 @@
+// The work of one scheduling pass, read from workload objects: Pods with their claims
+// (ResourceClaims they name, claims instantiated per Pod from ResourceClaimTemplates as
+// `<pod>-<claim>`), and gangs from scheduling.x-k8s.io PodGroups (pods labelled
+// `scheduling.x-k8s.io/pod-group`, `minMember`) and scheduling.k8s.io Workloads (pods with
+// `spec.workloadRef`, `podGroups[].policy.gang.minCount`; one gang per pod group and replica
+// key). Topology requests are annotations on the PodGroup, Workload or pod:
+// `gpuplane.io/topology-required` and `gpuplane.io/topology-preferred`, naming a node label
+// key or a DRA device attribute.
+//
+// Problems in the input (a pod naming a missing claim, template, PodGroup or Workload; a
+// minMember above the pods present) are warnings with file:line and a status on the pods
+// concerned; the rest of the work goes on. Plain values; the PodSet borrows the objects it
+// was built from (they must outlive it); not synchronized.
+#ifndef GPUPLANE_SCHED_POD_SET_H_
+#define GPUPLANE_SCHED_POD_SET_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "api/object.h"
+#include "sched/status.h"
+
+namespace gpuplane::sched {
+
+inline constexpr char kPodGroupLabel[] = "scheduling.x-k8s.io/pod-group";
+inline constexpr char kTopologyRequired[] = "gpuplane.io/topology-required";
+inline constexpr char kTopologyPreferred[] = "gpuplane.io/topology-preferred";
+
+struct ClaimUse {
+  std::string key;           // "ns/name"
+  api::ResourceClaim claim;  // as named, or instantiated from its template
+  bool named = false;        // a ResourceClaim object (other pods may share it)
+};
+
+struct PodInfo {
+  size_t input = 0;  // position in the input
+  std::string key;   // "ns/name"
+  const api::SourcedObject* source = nullptr;
+  const api::Pod* pod = nullptr;
+  std::vector<ClaimUse> claims;
+  int64_t cpu_milli = 0;  // requests: containers summed, init containers at their max
+  int64_t memory_bytes = 0;
+  int32_t priority = 0;
+  int gang = -1;           // index into PodSet::gangs
+  std::string bound_node;  // spec.nodeName: already running there
+  std::optional<Status> problem;
+};
+
+struct Gang {
+  std::string key;   // "ns/name" (Workload: "ns/name/podGroup[/replicaKey]")
+  std::string kind;  // "PodGroup", "Workload", or "Pod" (one pod asking for topology)
+  std::string file;
+  uint32_t line = 0;
+  int min = 1;
+  std::vector<size_t> members;  // indices into PodSet::pods, in input order
+  std::string topology_required, topology_preferred;
+  std::optional<Status> problem;
+};
+
+struct PodSet {
+  std::vector<PodInfo> pods;
+  std::vector<Gang> gangs;
+  std::vector<std::string> warnings;  // "file:line: object: message"
+};
+
+// `cluster`: the cluster's objects, whose ResourceClaims (allocated ones) pods may name too.
+PodSet BuildPodSet(const std::vector<api::SourcedObject>& work,
+                   const std::vector<api::SourcedObject>& cluster = {});
+
+}  // namespace gpuplane::sched
+
+#endif  // GPUPLANE_SCHED_POD_SET_H_

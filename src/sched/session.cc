@@ -1,0 +1,282 @@
+#include "sched/session.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "alloc/verifier.h"
+#include "util/strings.h"
+
+namespace gpuplane::sched {
+namespace {
+
+bool IsCelError(const alloc::Outcome& o) {
+  for (const std::string& r : o.reasons) {
+    if (r.starts_with("CEL runtime error")) return true;
+  }
+  return false;
+}
+
+double Since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Session>> Session::Make(Snapshot& snapshot, const PodSet& pods,
+                                                       SessionOptions options) {
+  absl::StatusOr<std::unique_ptr<NodeOrder>> order = MakeNodeOrder(options.policy);
+  if (!order.ok()) return order.status();
+  return std::unique_ptr<Session>(
+      new Session(snapshot, pods, std::move(options), std::move(*order)));
+}
+
+Session::Session(Snapshot& snapshot, const PodSet& pods, SessionOptions options,
+                 std::unique_ptr<NodeOrder> order)
+    : snap_(snapshot), pods_(pods), options_(std::move(options)), order_(std::move(order)) {
+  snap_.SetOrder(order_->Order(snap_));
+  allocator_ = std::make_unique<alloc::Allocator>(snap_.inventory(),
+                                                  alloc::AllocatorOptions{.explain = false});
+  explainer_ = std::make_unique<alloc::Allocator>(snap_.inventory());
+}
+
+Session::~Session() = default;
+
+std::vector<Decision> Session::Run() {
+  std::vector<Decision> out(pods_.pods.size());
+  PlaceBound(out);
+  std::vector<std::pair<size_t, int>> items;  // (representative pod, gang or -1)
+  for (const PodInfo& p : pods_.pods) {
+    if (p.bound_node.empty() && p.gang < 0) items.emplace_back(p.input, -1);
+  }
+  for (size_t g = 0; g < pods_.gangs.size(); ++g) {
+    const std::vector<size_t>& m = pods_.gangs[g].members;
+    size_t rep = *std::min_element(m.begin(), m.end(), [&](size_t a, size_t b) {
+      return queue_order_.Less(pods_.pods[a], pods_.pods[b]);
+    });
+    items.emplace_back(rep, static_cast<int>(g));
+  }
+  std::stable_sort(items.begin(), items.end(), [&](const auto& a, const auto& b) {
+    return queue_order_.Less(pods_.pods[a.first], pods_.pods[b.first]);
+  });
+  for (const auto& [pod, gang] : items) {
+    if (gang >= 0) {
+      DecideGang(static_cast<size_t>(gang), out);
+    } else if (pods_.pods[pod].problem) {
+      out[pod].status = *pods_.pods[pod].problem;
+    } else {
+      out[pod] = DecideSingle(pod);
+    }
+  }
+  return out;
+}
+
+void Session::PlaceBound(std::vector<Decision>& out) {
+  Statement stmt(snap_);
+  for (const PodInfo& p : pods_.pods) {
+    if (p.bound_node.empty()) continue;
+    std::optional<model::NodeId> n = snap_.inventory().FindNode(p.bound_node);
+    PodPlacement pl{p.key, n.value_or(model::kNoId), {}, p.cpu_milli, p.memory_bytes};
+    for (const ClaimUse& u : p.claims) pl.claims.push_back(u.key);
+    if (stmt.Place(std::move(pl), {}).ok() && n) {
+      Fill(p.input, *n, out[p.input]);
+    } else {
+      out[p.input].status = Status::Of(
+          Code::kError, Stage::kInput,
+          util::Cat(p.source->file, ":", p.source->line, ": Pod ", p.key, ": spec.nodeName \"",
+                    p.bound_node, "\" is not a node of the cluster"));
+    }
+  }
+  stmt.Commit();
+}
+
+Decision Session::DecideSingle(size_t pod) {
+  auto start = std::chrono::steady_clock::now();
+  Decision d;
+  Statement stmt(snap_);
+  Status error;
+  model::NodeId node = PlacePod(pod, stmt, nullptr, nullptr, error);
+  if (!error.ok()) {
+    d.status = error;
+  } else if (node != model::kNoId) {
+    stmt.Commit();
+    Fill(pod, node, d);
+  } else {
+    d.status = Diagnose(pod, nullptr);
+  }
+  d.seconds = Since(start);
+  return d;
+}
+
+void Session::Fill(size_t pod, model::NodeId node, Decision& d) const {
+  d.status = Status::Success();
+  d.node = node;
+  d.claims.clear();
+  for (const ClaimUse& u : pods_.pods[pod].claims) {
+    const ClaimAllocation* c = snap_.claim(u.key);
+    d.claims.emplace_back(u.key, c != nullptr ? c->result : api::AllocationResult{});
+  }
+}
+
+const alloc::CompiledClaim* Session::Compiled(const ClaimUse& use, Status& problem) {
+  auto it = compiled_.find(use.key);
+  if (it != compiled_.end()) return &it->second;
+  auto bad = compile_errors_.find(use.key);
+  if (bad != compile_errors_.end()) {
+    problem = bad->second;
+    return nullptr;
+  }
+  const api::ResourceClaim& c = use.claim;
+  absl::StatusOr<alloc::CompiledClaim> cc = alloc::CompileClaim(
+      c.metadata.namespace_name, c.metadata.name, c.spec, snap_.inventory(), selectors_);
+  if (!cc.ok()) {
+    problem = Status::Of(Code::kUnresolvable, Stage::kClaims, std::string(cc.status().message()));
+    compile_errors_.emplace(use.key, problem);
+    return nullptr;
+  }
+  return &compiled_.emplace(use.key, std::move(*cc)).first->second;
+}
+
+std::vector<const alloc::CompiledClaim*> Session::FreshClaims(size_t pod, model::NodeId& pinned,
+                                                              Status& problem) {
+  std::vector<const alloc::CompiledClaim*> out;
+  for (const ClaimUse& u : pods_.pods[pod].claims) {
+    if (const ClaimAllocation* a = snap_.claim(u.key)) {
+      if (a->node == model::kNoId) continue;
+      if (pinned != model::kNoId && pinned != a->node) {
+        problem = Status::Of(Code::kUnresolvable, Stage::kClaims,
+                             util::Cat("the pod shares claims allocated on two nodes (", u.key,
+                                       " is on ", snap_.inventory().nodes()[a->node].name, ")"));
+        return {};
+      }
+      pinned = a->node;
+      continue;
+    }
+    const alloc::CompiledClaim* cc = Compiled(u, problem);
+    if (cc == nullptr) return {};
+    out.push_back(cc);
+  }
+  return out;
+}
+
+Status Session::PlaceGroup(const std::vector<size_t>& pods, model::NodeId node, Statement& stmt,
+                           const alloc::DeviceFilter* filter, Rule& rule, size_t alternatives) {
+  const NodeFacts& facts = snap_.node(node);
+  int64_t cpu = 0, mem = 0;
+  std::string taint;
+  for (size_t p : pods) {
+    if (std::optional<Rule> r = node_filter_.Filter(snap_, pods_.pods[p], node, taint)) {
+      rule = *r;
+      return Status::Of(Code::kUnschedulable, Stage::kNodes, "");
+    }
+    cpu += pods_.pods[p].cpu_milli;
+    mem += pods_.pods[p].memory_bytes;
+  }
+  if ((facts.cpu_allocatable >= 0 && cpu > facts.cpu_allocatable - facts.cpu_requested) ||
+      (facts.memory_allocatable >= 0 && mem > facts.memory_allocatable - facts.memory_requested)) {
+    rule = Rule::kNodeResources;
+    return Status::Of(Code::kUnschedulable, Stage::kNodes, "");
+  }
+  std::vector<const alloc::CompiledClaim*> claims;
+  std::vector<std::string> keys;
+  std::vector<size_t> owner;
+  for (size_t p : pods) {
+    for (const ClaimUse& u : pods_.pods[p].claims) {
+      if (const ClaimAllocation* a = snap_.claim(u.key)) {
+        if (a->node != model::kNoId && a->node != node) {
+          rule = Rule::kSharedClaim;
+          return Status::Of(Code::kUnschedulable, Stage::kClaims, "");
+        }
+        continue;
+      }
+      if (std::find(keys.begin(), keys.end(), u.key) != keys.end()) continue;
+      Status problem;
+      const alloc::CompiledClaim* cc = Compiled(u, problem);
+      if (cc == nullptr) return problem;
+      claims.push_back(cc);
+      keys.push_back(u.key);
+      owner.push_back(p);
+    }
+  }
+  alloc::Outcome outcome;
+  outcome.allocated = true;
+  if (!claims.empty()) {
+    ++gang_calls_;
+    outcome = allocator_->Allocate(claims, node, snap_.state(), filter);
+  }
+  for (const alloc::Choice& ch : outcome.choices) {
+    if (ch.alternative >= alternatives) outcome.allocated = false;
+  }
+  if (!outcome.allocated) {
+    rule = Rule::kAllocation;
+    if (IsCelError(outcome)) return Status::Of(Code::kError, Stage::kDevices, outcome.reasons[0]);
+    return Status::Of(Code::kUnschedulable, Stage::kDevices, "");
+  }
+  if (options_.verify && !claims.empty()) {
+    std::string problem =
+        alloc::Verify(snap_.inventory(), snap_.state(), claims, node, outcome.choices);
+    if (!problem.empty()) {
+      return Status::Of(Code::kError, Stage::kDevices,
+                        "the verifier rejects the allocation: " + problem);
+    }
+  }
+  std::vector<std::map<std::string, ClaimAllocation>> fresh(pods.size());
+  for (size_t i = 0; i < claims.size(); ++i) {
+    ClaimAllocation a;
+    a.result = outcome.results[i];
+    a.node = a.result.node_selector ? node : model::kNoId;
+    for (const alloc::Choice& ch : outcome.choices) {
+      if (ch.claim == i) a.choices.push_back(ch);
+    }
+    size_t slot = std::find(pods.begin(), pods.end(), owner[i]) - pods.begin();
+    fresh[slot].emplace(keys[i], std::move(a));
+  }
+  for (size_t i = 0; i < pods.size(); ++i) {
+    const PodInfo& p = pods_.pods[pods[i]];
+    PodPlacement pl{p.key, node, {}, p.cpu_milli, p.memory_bytes};
+    for (const ClaimUse& u : p.claims) pl.claims.push_back(u.key);
+    absl::Status st = stmt.Place(std::move(pl), std::move(fresh[i]));
+    if (!st.ok()) return Status::Of(Code::kError, Stage::kDevices, std::string(st.message()));
+  }
+  return Status::Success();
+}
+
+model::NodeId Session::PlacePod(size_t pod, Statement& stmt, const alloc::DeviceFilter* filter,
+                                const std::vector<model::NodeId>* nodes, Status& error) {
+  model::NodeId pinned = model::kNoId;
+  std::vector<const alloc::CompiledClaim*> claims = FreshClaims(pod, pinned, error);
+  if (!error.ok()) return model::kNoId;
+  size_t tiers = 1;
+  for (const alloc::CompiledClaim* c : claims) {
+    for (const alloc::CompiledRequest& r : c->requests)
+      tiers = std::max(tiers, r.alternatives.size());
+  }
+  alloc::NodeIndex& index = snap_.index();
+  // True when the search should stop: placed, or an error.
+  auto attempt = [&](model::NodeId n, size_t tier) {
+    Rule rule = Rule::kCount;
+    Status st = PlaceGroup({pod}, n, stmt, filter, rule, tier == tiers ? SIZE_MAX : tier);
+    if (st.code == Code::kError) error = st;
+    return st.ok() || st.code == Code::kError;
+  };
+  if (pinned != model::kNoId) {
+    bool allowed =
+        nodes == nullptr || std::find(nodes->begin(), nodes->end(), pinned) != nodes->end();
+    return allowed && attempt(pinned, tiers) && error.ok() ? pinned : model::kNoId;
+  }
+  for (size_t tier = 1; tier <= tiers; ++tier) {
+    if (nodes != nullptr) {
+      for (model::NodeId n : *nodes) {
+        if (!index.MayFit(claims, n, tier)) continue;
+        if (attempt(n, tier)) return error.ok() ? n : model::kNoId;
+      }
+      continue;
+    }
+    for (size_t p = index.FirstCandidate(claims, 0, tier); p != alloc::kNoPosition;
+         p = index.FirstCandidate(claims, p + 1, tier)) {
+      if (attempt(index.order()[p], tier)) return error.ok() ? index.order()[p] : model::kNoId;
+    }
+  }
+  return model::kNoId;
+}
+
+}  // namespace gpuplane::sched

@@ -1,0 +1,115 @@
+// One scheduling pass over a Snapshot: pods and gangs in queue order, each decided with a typed
+// Status. A pod goes to the first node, in the policy's node order, that passes the node
+// filters and on which the allocator allocates all its claims that are not allocated yet
+// (claims it shares with a pod already placed pin it to their node); the node index skips
+// nodes whose free devices cannot fit it. A gang (PodGroup, Workload pod group, or a pod asking
+// for topology) is placed in one Statement, all members or at least its minimum, else nothing:
+// a depth-first search over members and nodes that re-allocates a node's members jointly when
+// one more does not fit beside them, so when any placement of the gang exists on the snapshot
+// the search finds one (within a bound on allocator calls, reported as an Error). With a
+// required topology level the gang is tried in each domain, fullest first; a preferred level
+// falls back to the whole cluster.
+//
+// Ownership: borrows the snapshot and the pod set, which must outlive it; decisions are
+// committed to the snapshot as they are made. Not thread-safe.
+#ifndef GPUPLANE_SCHED_SESSION_H_
+#define GPUPLANE_SCHED_SESSION_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "alloc/allocator.h"
+#include "sched/plugins.h"
+#include "sched/pod_set.h"
+#include "sched/snapshot.h"
+#include "sched/statement.h"
+#include "sched/status.h"
+#include "sched/topology.h"
+
+namespace gpuplane::sched {
+
+struct Decision {
+  Status status = Status::Of(Code::kUnschedulable, Stage::kNone, "not decided");
+  model::NodeId node = model::kNoId;
+  // Every claim the pod uses ("ns/name") with its allocation, when scheduled.
+  std::vector<std::pair<std::string, api::AllocationResult>> claims;
+  double seconds = 0;  // time this decision took (its gang's, for members)
+};
+
+struct SessionOptions {
+  std::string policy = "gpuplane";  // a NodeOrderNames() entry
+  int64_t gang_budget = 200'000;    // allocator calls one gang may spend
+  // Check every allocation with the independent verifier (alloc/verifier.h) before placing
+  // it; a rejection is an Error status (tests turn this on).
+  bool verify = false;
+};
+
+class Session {
+ public:
+  // Errors: an unknown policy.
+  static absl::StatusOr<std::unique_ptr<Session>> Make(Snapshot& snapshot, const PodSet& pods,
+                                                       SessionOptions options = {});
+  ~Session();
+
+  // Decides every pod not already bound; decisions are parallel to PodSet::pods (bound pods
+  // are Scheduled on their node).
+  std::vector<Decision> Run();
+
+ private:
+  struct Group;  // pods being placed on one node together
+  Session(Snapshot& snapshot, const PodSet& pods, SessionOptions options,
+          std::unique_ptr<NodeOrder> order);
+
+  // ---- session.cc: pods and groups of pods on one node
+  void PlaceBound(std::vector<Decision>& out);
+  Decision DecideSingle(size_t pod);
+  const alloc::CompiledClaim* Compiled(const ClaimUse& use, Status& problem);
+  // Places `pods` on `node` together inside `stmt`; the failure's rule in `rule`. With
+  // `alternatives`, an allocation that needs a later firstAvailable subrequest than that
+  // counts as not fitting (the pod looks for a node where an earlier one fits first).
+  Status PlaceGroup(const std::vector<size_t>& pods, model::NodeId node, Statement& stmt,
+                    const alloc::DeviceFilter* filter, Rule& rule, size_t alternatives = SIZE_MAX);
+  // The first node (index order, or within `nodes`) where the pod fits, preferring nodes
+  // where earlier firstAvailable subrequests fit (as kube-scheduler scores them); kNoId when
+  // none.
+  model::NodeId PlacePod(size_t pod, Statement& stmt, const alloc::DeviceFilter* filter,
+                         const std::vector<model::NodeId>* nodes, Status& error);
+  std::vector<const alloc::CompiledClaim*> FreshClaims(size_t pod, model::NodeId& pinned,
+                                                       Status& problem);
+  void Fill(size_t pod, model::NodeId node, Decision& d) const;
+
+  // ---- gang.cc
+  void DecideGang(size_t gang, std::vector<Decision>& out);
+  bool SearchGang(const Gang& g, Statement& stmt, const alloc::DeviceFilter* filter,
+                  const std::vector<model::NodeId>* nodes);
+  bool TryInDomains(const Gang& g, const TopologyLevel& level, Statement& stmt, Status& why);
+  Status GangFailure(const Gang& g);
+  std::optional<Status> TooLarge(const Gang& g, const std::vector<size_t>& members);
+
+  // ---- diagnose.cc
+  Status Diagnose(size_t pod, const std::vector<model::NodeId>* nodes);
+
+  Snapshot& snap_;
+  const PodSet& pods_;
+  SessionOptions options_;
+  std::unique_ptr<NodeOrder> order_;
+  PriorityOrder queue_order_;
+  KubeNodeFilter node_filter_;
+  alloc::SelectorCache selectors_;
+  std::map<std::string, alloc::CompiledClaim> compiled_;
+  std::map<std::string, Status> compile_errors_;
+  std::unique_ptr<alloc::Allocator> allocator_;
+  std::unique_ptr<alloc::Allocator> explainer_;
+  int64_t gang_calls_ = 0;
+  bool gang_exhausted_ = false;
+};
+
+}  // namespace gpuplane::sched
+
+#endif  // GPUPLANE_SCHED_SESSION_H_

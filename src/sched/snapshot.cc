@@ -1,0 +1,157 @@
+#include "sched/snapshot.h"
+
+#include <algorithm>
+
+#include "sched/worth.h"
+#include "util/strings.h"
+
+namespace gpuplane::sched {
+namespace {
+
+int64_t Amount(const std::map<std::string, api::Quantity>& m, const char* name, int64_t unit) {
+  auto it = m.find(name);
+  return it == m.end() ? -1 : static_cast<int64_t>(it->second.nano() / unit);
+}
+
+// The node a node-local allocation result is pinned to (matchFields metadata.name In [n]).
+std::string PinnedNode(const api::AllocationResult& r) {
+  if (!r.node_selector) return "";
+  for (const api::NodeSelectorTerm& t : r.node_selector->node_selector_terms) {
+    for (const api::NodeSelectorRequirement& f : t.match_fields) {
+      if (f.key == "metadata.name" && f.op == "In" && f.values.size() == 1) return f.values[0];
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
+Snapshot::Snapshot(model::Inventory inv) : inv_(std::move(inv)), state_(inv_) {}
+
+std::unique_ptr<Snapshot> Snapshot::Build(const std::vector<api::SourcedObject>& cluster,
+                                          const std::map<std::string, double>& prices) {
+  std::unique_ptr<Snapshot> s(new Snapshot(model::Inventory::Build(cluster)));
+  s->warnings_ = s->inv_.warnings();
+  for (std::string& w : s->state_.ApplyAllocatedClaims(s->inv_, cluster)) {
+    s->warnings_.push_back(std::move(w));
+  }
+  s->facts_.resize(s->inv_.nodes().size());
+  for (const api::SourcedObject& o : cluster) {
+    if (const auto* n = std::get_if<api::Node>(&o.object)) {
+      std::optional<model::NodeId> id = s->inv_.FindNode(n->metadata.name);
+      if (!id) continue;
+      NodeFacts& f = s->facts_[*id];
+      f.taints = n->spec.taints;
+      f.unschedulable = n->spec.unschedulable.value_or(false);
+      f.cpu_allocatable = Amount(n->status.allocatable, "cpu", 1'000'000);
+      f.memory_allocatable = Amount(n->status.allocatable, "memory", 1'000'000'000);
+    } else if (const auto* c = std::get_if<api::ResourceClaim>(&o.object)) {
+      if (!c->status.allocation) continue;
+      ClaimAllocation a;
+      a.result = *c->status.allocation;
+      std::optional<model::NodeId> id = s->inv_.FindNode(PinnedNode(a.result));
+      a.node = id.value_or(model::kNoId);
+      for (const api::ResourceClaimConsumerReference& r : c->status.reserved_for) {
+        a.users.push_back(c->metadata.namespace_name + "/" + r.name);
+      }
+      s->claims_[c->metadata.namespace_name + "/" + c->metadata.name] = std::move(a);
+    }
+  }
+  s->device_worth_ = DeviceWorth(s->inv_, prices);
+  for (model::NodeId n = 0; n < s->inv_.nodes().size(); ++n) {
+    for (model::DeviceId d : s->inv_.nodes()[n].devices) {
+      s->facts_[n].worth = std::max(s->facts_[n].worth, s->device_worth_[d]);
+    }
+  }
+  s->index_ = std::make_unique<alloc::NodeIndex>(s->inv_, s->state_);
+  return s;
+}
+
+const ClaimAllocation* Snapshot::claim(const std::string& key) const {
+  auto it = claims_.find(key);
+  return it == claims_.end() ? nullptr : &it->second;
+}
+
+const PodPlacement* Snapshot::placement(const std::string& pod) const {
+  auto it = pods_.find(pod);
+  return it == pods_.end() ? nullptr : &it->second;
+}
+
+void Snapshot::SetOrder(std::vector<model::NodeId> order) {
+  index_ = std::make_unique<alloc::NodeIndex>(inv_, state_, std::move(order));
+}
+
+absl::Status Snapshot::Take(const std::vector<alloc::Choice>& choices) {
+  for (const alloc::Choice& ch : choices) {
+    if (ch.admin_access) continue;
+    absl::Status st = state_.Allocate(inv_, ch.device, ch.consumed);
+    if (!st.ok()) return st;
+    index_->Refresh(ch.device);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Snapshot::Give(const std::vector<alloc::Choice>& choices) {
+  for (const alloc::Choice& ch : choices) {
+    if (ch.admin_access) continue;
+    absl::Status st = state_.Release(inv_, ch.device, ch.consumed);
+    if (!st.ok()) return st;
+    index_->Refresh(ch.device);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Snapshot::Place(PodPlacement p, std::map<std::string, ClaimAllocation> fresh) {
+  if (pods_.contains(p.pod)) {
+    return absl::AlreadyExistsError(util::Cat("pod ", p.pod, " is already placed"));
+  }
+  for (auto& [key, a] : fresh) {
+    if (claims_.contains(key)) {
+      return absl::AlreadyExistsError(util::Cat("ResourceClaim ", key, " is already allocated"));
+    }
+    absl::Status st = Take(a.choices);
+    if (!st.ok()) return st;
+    claims_.emplace(key, std::move(a));
+  }
+  for (const std::string& key : p.claims) {
+    auto it = claims_.find(key);
+    if (it != claims_.end()) it->second.users.push_back(p.pod);
+  }
+  if (p.node != model::kNoId) {
+    facts_[p.node].cpu_requested += p.cpu_milli;
+    facts_[p.node].memory_requested += p.memory_bytes;
+  }
+  std::string key = p.pod;
+  pods_.emplace(std::move(key), std::move(p));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Snapshot::Removed> Snapshot::Remove(const std::string& pod) {
+  auto it = pods_.find(pod);
+  if (it == pods_.end()) return absl::NotFoundError(util::Cat("pod ", pod, " is not placed"));
+  Removed r{std::move(it->second), {}};
+  pods_.erase(it);
+  if (r.placement.node != model::kNoId) {
+    facts_[r.placement.node].cpu_requested -= r.placement.cpu_milli;
+    facts_[r.placement.node].memory_requested -= r.placement.memory_bytes;
+  }
+  for (const std::string& key : r.placement.claims) {
+    auto c = claims_.find(key);
+    if (c == claims_.end()) continue;
+    std::vector<std::string>& users = c->second.users;
+    users.erase(std::remove(users.begin(), users.end(), pod), users.end());
+    if (!users.empty() || c->second.choices.empty()) continue;  // input claims stay
+    absl::Status st = Give(c->second.choices);
+    if (!st.ok()) return st;
+    r.released.emplace(key, std::move(c->second));
+    claims_.erase(c);
+  }
+  return r;
+}
+
+absl::Status Snapshot::Restore(Removed r) {
+  for (auto& [key, a] : r.released) a.users.clear();
+  return Place(std::move(r.placement), std::move(r.released));
+}
+
+}  // namespace gpuplane::sched

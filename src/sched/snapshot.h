@@ -1,0 +1,98 @@
+// The cluster as one scheduling cycle sees it: the DRA inventory, what is allocated, the node
+// index for fast node choice, per node the facts the node filters read (taints, cordon,
+// allocatable and requested CPU and memory, worth), and which pods and claims are placed.
+// Taken once per cycle (a simulator event, a live cycle, one `gpuplane schedule` pass).
+//
+// Ownership: owns everything it holds (the inventory is built from the objects given, which
+// need not outlive it). Mutated only through a Statement (statement.h), which keeps the
+// allocation state, the index and the bookkeeping in step. Not thread-safe.
+#ifndef GPUPLANE_SCHED_SNAPSHOT_H_
+#define GPUPLANE_SCHED_SNAPSHOT_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "alloc/node_index.h"
+#include "alloc/scorer.h"
+#include "api/object.h"
+#include "model/allocation_state.h"
+#include "model/inventory.h"
+
+namespace gpuplane::sched {
+
+struct NodeFacts {
+  std::vector<api::Taint> taints;
+  bool unschedulable = false;
+  int64_t cpu_allocatable = -1;  // milli; -1: not known (no Node object), never limits
+  int64_t memory_allocatable = -1;
+  int64_t cpu_requested = 0;
+  int64_t memory_requested = 0;
+  double worth = 0;  // of its most valuable device (worth.h)
+};
+
+// A claim allocated in the snapshot: where, the allocator's choices (empty for claims that
+// came allocated from the input), its result, and the pods using it.
+struct ClaimAllocation {
+  model::NodeId node = model::kNoId;  // kNoId when not node-local
+  std::vector<alloc::Choice> choices;
+  api::AllocationResult result;
+  std::vector<std::string> users;  // pod keys
+};
+
+struct PodPlacement {
+  std::string pod;  // "ns/name"
+  model::NodeId node = model::kNoId;
+  std::vector<std::string> claims;  // keys of every claim it uses
+  int64_t cpu_milli = 0;
+  int64_t memory_bytes = 0;
+};
+
+class Snapshot {
+ public:
+  // `cluster`: DeviceClasses, ResourceSlices, Nodes and allocated ResourceClaims. `worth`: per
+  // device worth (worth.h), parallel to the inventory's devices once built; see Build.
+  static std::unique_ptr<Snapshot> Build(const std::vector<api::SourcedObject>& cluster,
+                                         const std::map<std::string, double>& prices = {});
+
+  const model::Inventory& inventory() const { return inv_; }
+  const model::AllocationState& state() const { return state_; }
+  alloc::NodeIndex& index() { return *index_; }
+  const NodeFacts& node(model::NodeId n) const { return facts_[n]; }
+  const std::vector<double>& device_worth() const { return device_worth_; }
+  const std::vector<std::string>& warnings() const { return warnings_; }
+  const ClaimAllocation* claim(const std::string& key) const;
+  const PodPlacement* placement(const std::string& pod) const;
+  // Replaces the node order the index searches in (a policy's preference).
+  void SetOrder(std::vector<model::NodeId> order);
+
+  // What Remove took away, so Restore can put it back.
+  struct Removed {
+    PodPlacement placement;
+    std::map<std::string, ClaimAllocation> released;  // claims no pod uses any more
+  };
+  // Used by Statement only. REQUIRES: the claims in `fresh` are not allocated yet.
+  absl::Status Place(PodPlacement p, std::map<std::string, ClaimAllocation> fresh);
+  absl::StatusOr<Removed> Remove(const std::string& pod);
+  absl::Status Restore(Removed r);
+
+ private:
+  explicit Snapshot(model::Inventory inv);
+  absl::Status Take(const std::vector<alloc::Choice>& choices);
+  absl::Status Give(const std::vector<alloc::Choice>& choices);
+
+  model::Inventory inv_;
+  model::AllocationState state_;
+  std::unique_ptr<alloc::NodeIndex> index_;
+  std::vector<NodeFacts> facts_;
+  std::vector<double> device_worth_;
+  std::vector<std::string> warnings_;
+  std::map<std::string, ClaimAllocation, std::less<>> claims_;
+  std::map<std::string, PodPlacement, std::less<>> pods_;
+};
+
+}  // namespace gpuplane::sched
+
+#endif  // GPUPLANE_SCHED_SNAPSHOT_H_

@@ -1,0 +1,133 @@
+#include "sched/status.h"
+
+#include "util/strings.h"
+
+namespace gpuplane::sched {
+namespace {
+
+// "8 free devices of class gpu.nvidia.com matching request gpu of ResourceClaim ns/c".
+std::string Devices(const DeviceCause& d, std::string_view adjective) {
+  std::string count = d.count == 0 ? "all" : std::to_string(d.count);
+  return util::Cat(count, adjective, d.count == 1 ? " device" : " devices", " of class ",
+                   d.device_class, " matching request ", d.request, " of ResourceClaim ", d.claim);
+}
+
+std::string RuleText(Rule r, const Status& s) {
+  const std::optional<DeviceCause>& d = s.device;
+  DeviceCause none{"?", "?", "?", 1};
+  const DeviceCause& c = d ? *d : none;
+  switch (r) {
+    case Rule::kNodeUnschedulable:
+      return "are cordoned (spec.unschedulable)";
+    case Rule::kNodeTaint:
+      return util::Cat("have a taint the pod does not tolerate (", s.taint, ")");
+    case Rule::kNodeSelector:
+      return "do not match the pod's nodeSelector";
+    case Rule::kNodeTooSmall:
+      return "have less allocatable CPU or memory than the pod requests";
+    case Rule::kNodeResources:
+      return "have too little CPU or memory left";
+    case Rule::kNoMatchingDevice:
+      return util::Cat("have no device of class ", c.device_class, " matching request ", c.request,
+                       " of ResourceClaim ", c.claim);
+    case Rule::kTooFewMatching:
+      return util::Cat("have fewer than ", Devices(c, ""));
+    case Rule::kTooFewFree:
+      return util::Cat("have fewer than ", Devices(c, " free"));
+    case Rule::kAllocation:
+      return util::Cat("have enough free devices, but no allocation meets the claims' rules",
+                       d && !d->detail.empty() ? " (" + d->detail + ")" : "");
+    case Rule::kSharedClaim:
+      return "are not the node where a claim the pod shares is allocated";
+    case Rule::kOutsideDomain:
+      return "are outside the topology domain";
+    case Rule::kCount:
+      break;
+  }
+  return "";
+}
+
+}  // namespace
+
+bool Permanent(Rule r) {
+  switch (r) {
+    case Rule::kNodeUnschedulable:
+    case Rule::kNodeTaint:
+    case Rule::kNodeSelector:
+    case Rule::kNodeTooSmall:
+    case Rule::kNoMatchingDevice:
+    case Rule::kTooFewMatching:
+      return true;
+    default:
+      return false;
+  }
+}
+
+std::string_view CodeName(Code c) {
+  switch (c) {
+    case Code::kSuccess:
+      return "Scheduled";
+    case Code::kUnschedulable:
+      return "Unschedulable";
+    case Code::kUnresolvable:
+      return "Unresolvable";
+    case Code::kError:
+      return "Error";
+  }
+  return "Error";
+}
+
+std::string_view StageName(Stage s) {
+  static constexpr std::string_view kNames[] = {"",        "input", "claims",  "nodes",
+                                                "devices", "gang",  "topology"};
+  return kNames[static_cast<int>(s)];
+}
+
+std::string Render(const Status& s) {
+  if (s.ok()) return "";
+  std::string out = s.subject.empty() ? "" : s.subject + ": ";
+  bool counted = false;
+  for (int n : s.rule_nodes) counted = counted || n > 0;
+  if (counted) {
+    util::Append(out, "0/", s.nodes, " nodes are available:");
+    const char* sep = " ";
+    for (size_t r = 0; r < s.rule_nodes.size(); ++r) {
+      if (s.rule_nodes[r] == 0) continue;
+      util::Append(out, sep, s.rule_nodes[r], " ", RuleText(static_cast<Rule>(r), s));
+      sep = "; ";
+    }
+    out += ".";
+  }
+  if (!s.message.empty()) util::Append(out, counted ? " " : "", s.message);
+  return out;
+}
+
+std::string Hint(const Status& s) {
+  if (s.ok()) return "";
+  const std::optional<DeviceCause>& d = s.device;
+  if (s.code == Code::kUnresolvable) {
+    if (d && d->best_matching >= 0 && d->count > d->best_matching) {
+      return util::Cat("no node will ever fit: request ", d->request, " of ", d->claim, " needs ",
+                       d->count, " devices of class ", d->device_class, "; nodes have at most ",
+                       d->best_matching);
+    }
+    if (s.rule_nodes[static_cast<size_t>(Rule::kNodeTaint)] > 0) {
+      return util::Cat("a node without taint ", s.taint, ", or a toleration for it");
+    }
+    return "no node will ever fit as the cluster is: change the pod, its claims or the cluster";
+  }
+  if (s.code == Code::kError) return "fix the input named above";
+  if (d && d->best_free >= 0 && d->count > d->best_free && !d->best_node.empty()) {
+    int64_t more = d->count - d->best_free;
+    return util::Cat(more, " more free ", more == 1 ? "device" : "devices", " of class ",
+                     d->device_class, " on node ", d->best_node, ", which has ", d->best_free,
+                     " of ", d->count);
+  }
+  if (s.rule_nodes[static_cast<size_t>(Rule::kNodeResources)] > 0) {
+    return "CPU or memory freed on a node that has the devices";
+  }
+  if (s.stage == Stage::kGang) return "room for every member of the gang at once";
+  return "devices freed by work that ends, or preemption";
+}
+
+}  // namespace gpuplane::sched
