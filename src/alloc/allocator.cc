@@ -55,13 +55,15 @@ class Search {
  public:
   Search(const model::Inventory& inv, const model::AllocationState& state,
          const std::vector<const CompiledClaim*>& claims, model::NodeId node,
-         const AllocatorOptions& options, const Scorer& scorer, const DeviceFilter* filter)
+         const AllocatorOptions& options, const Scorer& scorer, const DeviceFilter* filter,
+         std::vector<std::string>* static_keys)
       : inv_(inv),
         state_(state),
         claims_(claims),
         node_(node),
         options_(options),
         filter_(filter),
+        static_keys_(static_keys),
         scorer_(scorer) {
     for (size_t c = 0; c < claims.size(); ++c) {
       for (size_t r = 0; r < claims[c]->requests.size(); ++r) slots_.push_back({c, r});
@@ -399,6 +401,17 @@ class Search {
     for (const CompiledClaim* c : claims_) {
       for (const CompiledConstraint& k : c->constraints) attrs.push_back(k.attribute);
     }
+    // Alternatives whose candidates are known already need no second CEL evaluation: a
+    // device passed their static filters exactly when it is among them (an error there would
+    // have stopped the search).
+    std::map<std::pair<size_t, size_t>, std::vector<char>> known;
+    for (const auto& [key, cands] : candidates_) {
+      std::vector<char>& member = known[key];
+      member.assign(devs.size(), 'n');
+      for (DeviceId d : cands) {
+        member[std::lower_bound(devs.begin(), devs.end(), d) - devs.begin()] = 'y';
+      }
+    }
     std::map<std::string, std::vector<size_t>> groups;
     for (size_t pos = 0; pos < devs.size(); ++pos) {
       DeviceId d = devs[pos];
@@ -406,13 +419,14 @@ class Search {
       std::string key = state_.in_use(d) ? "u" : "f";
       for (size_t slot = 0; slot < slots_.size(); ++slot) {
         const CompiledRequest& req = claims_[slots_[slot].claim]->requests[slots_[slot].request];
-        for (const Alternative& alt : req.alternatives) key.push_back(StaticCode(alt, d));
+        for (size_t a = 0; a < req.alternatives.size(); ++a) {
+          auto it = known.find({slot, a});
+          key.push_back(it != known.end() ? it->second[pos] : StaticCode(req.alternatives[a], d));
+        }
       }
-      for (const auto& [name, cap] : inv_.devices()[d].spec->capacity) {
-        util::Append(key, "|", name, "=", cap.value.String());
-      }
-      for (const std::string& attr : attrs) {
-        const api::DeviceAttribute* v = inv_.Attribute(d, attr);
+      key += StaticKey(d);
+      for (size_t i = scorer_.attributes().size(); i < attrs.size(); ++i) {
+        const api::DeviceAttribute* v = inv_.Attribute(d, attrs[i]);
         util::Append(key, "|", v == nullptr ? "-" : model::AttributeKey(*v));
       }
       groups[key].push_back(pos);
@@ -424,6 +438,24 @@ class Search {
       for (size_t pos : members) class_[pos] = next;
       ++next;
     }
+  }
+
+  // What of a device symmetry compares that no claim changes: its capacity and the attributes
+  // the scorer reads. Kept by the Allocator across searches (computed once per device).
+  const std::string& StaticKey(DeviceId d) const {
+    std::vector<std::string>& keys = *static_keys_;
+    if (keys.empty()) keys.resize(inv_.devices().size());
+    if (!keys[d].empty()) return keys[d];
+    std::string key(1, '#');  // never empty once computed
+    for (const auto& [name, cap] : inv_.devices()[d].spec->capacity) {
+      util::Append(key, "|", name, "=", cap.value.String());
+    }
+    for (const std::string& attr : scorer_.attributes()) {
+      const api::DeviceAttribute* v = inv_.Attribute(d, attr);
+      util::Append(key, "|", v == nullptr ? "-" : model::AttributeKey(*v));
+    }
+    keys[d] = std::move(key);
+    return keys[d];
   }
 
   // How an alternative's static filters treat a device, without recording CEL errors (the
@@ -590,6 +622,7 @@ class Search {
   model::NodeId node_;
   AllocatorOptions options_;
   const DeviceFilter* filter_;
+  std::vector<std::string>* static_keys_;
   std::vector<Slot> slots_;
   std::map<std::pair<size_t, size_t>, std::vector<DeviceId>> candidates_;
   std::vector<Choice> chosen_;
@@ -628,7 +661,8 @@ Outcome Allocator::Allocate(const std::vector<const CompiledClaim*>& claims, mod
     return out;
   }
   return Search(inventory_, state, claims, node, options_,
-                options_.scorer != nullptr ? *options_.scorer : *default_scorer_, filter)
+                options_.scorer != nullptr ? *options_.scorer : *default_scorer_, filter,
+                &static_keys_)
       .Run();
 }
 

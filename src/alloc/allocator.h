@@ -4,7 +4,8 @@
 // partitionable devices, taints and tolerations, admin access, capacity of shareable
 // devices) and returns results in the status.allocation shape, or per-request reasons.
 // The search is depth-first over requests, alternatives and device combinations, with a
-// bounded effort. One Allocator per thread; the inventory and state are borrowed.
+// bounded effort. One Allocator per thread (it caches per-device data as it searches); the
+// inventory and state are borrowed.
 #ifndef GPUPLANE_ALLOC_ALLOCATOR_H_
 #define GPUPLANE_ALLOC_ALLOCATOR_H_
 
@@ -71,6 +72,8 @@ class Allocator {
   const model::Inventory& inventory_;
   AllocatorOptions options_;
   std::unique_ptr<DefaultScorer> default_scorer_;  // when options_.scorer is null
+  // Per device, what symmetry compares that no claim or state changes (filled lazily).
+  mutable std::vector<std::string> static_keys_;
 };
 
 }  // namespace gpuplane::alloc

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <map>
+#include <memory>
 #include <set>
 
 #include "alloc/allocator.h"
@@ -106,12 +107,13 @@ absl::StatusOr<std::vector<Unit>> Units(const std::vector<api::SourcedObject>& o
   return units;
 }
 
-absl::StatusOr<BatchResult> AllocateInOrder(const std::vector<api::SourcedObject>& cluster,
+absl::StatusOr<BatchResult> AllocateInOrder(std::vector<api::SourcedObject> cluster,
                                             const std::vector<api::SourcedObject>& work,
                                             const std::optional<std::string>& node, bool verify) {
   auto start = std::chrono::steady_clock::now();
   BatchResult out;
-  model::Inventory inv = model::Inventory::Build(cluster);
+  // The slices move into the inventory; the allocated claims stay for ApplyAllocatedClaims.
+  model::Inventory inv = model::Inventory::Build(std::move(cluster));
   out.warnings = inv.warnings();
   model::AllocationState state(inv);
   for (const std::string& p : state.ApplyAllocatedClaims(inv, cluster)) out.warnings.push_back(p);
@@ -128,7 +130,8 @@ absl::StatusOr<BatchResult> AllocateInOrder(const std::vector<api::SourcedObject
   std::vector<Unit>& units = *parsed;
   SelectorCache cache;
   Allocator allocator(inv, AllocatorOptions{.explain = node.has_value()});
-  Allocator explainer(inv);
+  std::unique_ptr<Allocator> explainer;  // built on the first failure
+
   NodeIndex index(inv, state);
   // Where each claim allocated so far runs: a node, "" when not node-local, absent when it
   // could not be allocated.
@@ -196,7 +199,8 @@ absl::StatusOr<BatchResult> AllocateInOrder(const std::vector<api::SourcedObject
         reasons.push_back(util::Cat("no node of ", unit_nodes.size(), " fits; on the first node:"));
       }
       if (!unit_nodes.empty()) {
-        Outcome why = explainer.Allocate(ptrs, unit_nodes[0], state);
+        if (!explainer) explainer = std::make_unique<Allocator>(inv);
+        Outcome why = explainer->Allocate(ptrs, unit_nodes[0], state);
         reasons.insert(reasons.end(), why.reasons.begin(), why.reasons.end());
       }
     } else {

@@ -6,6 +6,8 @@
 #ifndef GPUPLANE_CEL_DEVICE_ENV_H_
 #define GPUPLANE_CEL_DEVICE_ENV_H_
 
+#include <map>
+#include <string>
 #include <string_view>
 
 #include "api/resource_types.h"
@@ -14,8 +16,23 @@
 
 namespace gpuplane::cel {
 
-// Build once per device and reuse for every selector evaluated against it.
-Value DeviceValue(std::string_view driver, const api::Device& device);
+// Shares equal names and values between the devices of one build (thousands of devices repeat
+// "productName", "NVIDIA H100 80GB HBM3", 80Gi): values are immutable, so sharing is
+// invisible. Owned by the caller of DeviceValue; not thread-safe.
+class DeviceValueCache {
+ public:
+  Value String(const std::string& s);
+  Value Version(const std::string& v);  // a semver, or the string when it is not one
+  Value Quantity(const api::Quantity& q);
+
+ private:
+  std::map<std::string, Value, std::less<>> strings_, versions_, quantities_;
+};
+
+// Build once per device and reuse for every selector evaluated against it. `cache` (may be
+// null) shares equal strings, versions and quantities with earlier devices.
+Value DeviceValue(std::string_view driver, const api::Device& device,
+                  DeviceValueCache* cache = nullptr);
 
 // Compile options for DRA selectors: `device` is the only variable.
 CompileOptions DeviceSelectorOptions();

@@ -68,7 +68,7 @@ int RunAllocate(const AllocateOptions& opt) {
   api::LoadResult work = claims_loader.Finish();
   if (PrintLoadErrors(objects) || PrintLoadErrors(work)) return kExitUsage;
   absl::StatusOr<alloc::BatchResult> batch = alloc::AllocateInOrder(
-      objects.objects, work.objects,
+      std::move(objects.objects), work.objects,
       opt.node.empty() ? std::nullopt : std::optional<std::string>(opt.node));
   if (!batch.ok()) {
     std::fprintf(stderr, "gpuplane allocate: %s\n", std::string(batch.status().message()).c_str());

@@ -89,10 +89,10 @@ int RunValidate(const ValidateOptions& opt) {
 
 Command AddValidateCommand(CLI::App& app) {
   auto opt = std::make_shared<ValidateOptions>();
-  CLI::App* cmd =
-      app.add_subcommand("validate",
-                         "Check Kubernetes objects (DeviceClass, ResourceSlice, ResourceClaim, "
-                         "ResourceClaimTemplate, Pod, Node, PodGroup, Workload) in YAML or JSON files");
+  CLI::App* cmd = app.add_subcommand(
+      "validate",
+      "Check Kubernetes objects (DeviceClass, ResourceSlice, ResourceClaim, "
+      "ResourceClaimTemplate, Pod, Node, PodGroup, Workload) in YAML or JSON files");
   cmd->add_option("paths", opt->paths, "Files or directories (*.yaml, *.yml, *.json)")->required();
   cmd->add_option("-o,--output", opt->output, "Output format")
       ->check(CLI::IsMember({"text", "json"}));

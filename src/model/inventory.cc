@@ -21,6 +21,14 @@ struct PoolKey {
 }  // namespace
 
 Inventory Inventory::Build(const std::vector<api::SourcedObject>& objects) {
+  return BuildFrom(objects, false);
+}
+
+Inventory Inventory::Build(std::vector<api::SourcedObject>&& objects) {
+  return BuildFrom(objects, true);
+}
+
+Inventory Inventory::BuildFrom(const std::vector<api::SourcedObject>& objects, bool take) {
   Inventory inv;
   // Nodes: Node objects, plus names that slices and devices mention (simulations often have
   // slices without Node objects).
@@ -33,6 +41,7 @@ Inventory Inventory::Build(const std::vector<api::SourcedObject>& objects) {
     return id;
   };
   std::map<PoolKey, int64_t> generation;
+  cel::DeviceValueCache values;  // equal names and values shared between devices
   for (const api::SourcedObject& o : objects) {
     if (!o.valid) continue;
     if (const auto* n = std::get_if<api::Node>(&o.object)) {
@@ -72,7 +81,10 @@ Inventory Inventory::Build(const std::vector<api::SourcedObject>& objects) {
       }
     }
     for (const api::ResourceSlice* s : slices) {
-      inv.slices_.push_back(std::make_unique<api::ResourceSlice>(*s));
+      // Slices the caller gave up are moved (their devices are the bulk of the inventory).
+      inv.slices_.push_back(take ? std::make_unique<api::ResourceSlice>(
+                                       std::move(const_cast<api::ResourceSlice&>(*s)))
+                                 : std::make_unique<api::ResourceSlice>(*s));
       const api::ResourceSlice& owned = *inv.slices_.back();
       for (const api::Device& d : owned.spec.devices) {
         DeviceInfo info;
@@ -108,7 +120,7 @@ Inventory Inventory::Build(const std::vector<api::SourcedObject>& objects) {
         const std::optional<std::string>& node_name =
             owned.spec.node_name ? owned.spec.node_name : d.node_name;
         if (node_name) info.node = add_node(*node_name);
-        info.cel_value = cel::DeviceValue(key.driver, d);
+        info.cel_value = cel::DeviceValue(key.driver, d, &values);
         DeviceId id = static_cast<DeviceId>(inv.devices_.size());
         inv.device_index_.emplace(util::Cat(key.driver, "/", key.name, "/", d.name), id);
         pool.devices.push_back(id);

@@ -71,6 +71,9 @@ class Inventory {
   // Problems that make devices unusable (for example a counter set a device consumes is not
   // defined in its pool) are returned in `warnings`; they do not fail the build.
   static Inventory Build(const std::vector<api::SourcedObject>& objects);
+  // The same, taking the ResourceSlices out of `objects` instead of copying them (they are
+  // left moved-from; the other objects are untouched).
+  static Inventory Build(std::vector<api::SourcedObject>&& objects);
 
   Inventory(Inventory&&) = default;
   Inventory& operator=(Inventory&&) = default;
@@ -99,6 +102,7 @@ class Inventory {
 
  private:
   Inventory() = default;
+  static Inventory BuildFrom(const std::vector<api::SourcedObject>& objects, bool take);
 
   // Owned copies that DeviceInfo::spec points into (unique_ptr keeps addresses stable).
   std::vector<std::unique_ptr<api::ResourceSlice>> slices_;

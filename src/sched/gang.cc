@@ -162,23 +162,62 @@ bool Session::SearchGang(const Gang& g, Statement& stmt, const alloc::DeviceFilt
   return false;
 }
 
-bool Session::TryInDomains(const Gang& g, const TopologyLevel& level, Statement& stmt,
-                           Status& why) {
-  std::vector<Domain> domains = Domains(snap_, level);
-  int tried = 0;
+const absl::StatusOr<Topology>& Session::TopologyOf(const std::string& level) {
+  auto it = topologies_.find(level);
+  if (it == topologies_.end()) {
+    it = topologies_.emplace(level, Topology::Resolve(snap_.inventory(), level)).first;
+  }
+  return it->second;
+}
+
+int64_t Session::DevicesNeeded(const Gang& g) {
+  if (shareable_) return 0;
+  std::vector<int64_t> needs;
+  for (size_t m : g.members) {
+    if (!pods_.pods[m].bound_node.empty()) continue;
+    Status problem;
+    model::NodeId pinned = model::kNoId;
+    int64_t need = 0;
+    for (const alloc::CompiledClaim* c : FreshClaims(m, pinned, problem)) {
+      for (const alloc::CompiledRequest& r : c->requests) {
+        int64_t fewest = INT64_MAX;
+        for (const alloc::Alternative& a : r.alternatives) {
+          fewest = std::min(fewest, a.admin_access || a.all ? 0 : a.count);
+        }
+        need += fewest;
+      }
+    }
+    needs.push_back(need);
+  }
+  std::sort(needs.begin(), needs.end());
+  int64_t total = 0;
+  for (size_t i = 0; i < needs.size() && static_cast<int>(i) < g.min; ++i) total += needs[i];
+  return total;
+}
+
+bool Session::TryInDomains(const Gang& g, const Topology& topology, Statement& stmt, Status& why) {
+  std::vector<Domain> domains = topology.Domains(snap_.state());
+  int64_t need = DevicesNeeded(g);
+  int tried = 0, small = 0;
   for (Domain& d : domains) {
-    if (d.free == 0) continue;
+    if (d.free == 0 || d.free < need) {
+      small += d.devices < need ? 1 : 0;
+      continue;
+    }
     std::sort(d.nodes.begin(), d.nodes.end(), [&](model::NodeId a, model::NodeId b) {
       return snap_.index().PositionOf(a) < snap_.index().PositionOf(b);
     });
-    DomainFilter filter(snap_.inventory(), level.name, d.value);
+    DomainFilter filter(topology, d);
     ++tried;
-    if (SearchGang(g, stmt, level.node_label ? nullptr : &filter, &d.nodes)) return true;
+    if (SearchGang(g, stmt, topology.node_label() ? nullptr : &filter, &d.nodes)) return true;
     if (gang_exhausted_) break;
   }
-  why = Status::Of(Code::kUnschedulable, Stage::kTopology,
-                   util::Cat("no ", level.name, " domain has room for all of gang ", g.key, " (",
-                             domains.size(), " domains, ", tried, " with free devices tried)"));
+  bool never = small == static_cast<int>(domains.size());
+  why = Status::Of(
+      never ? Code::kUnresolvable : Code::kUnschedulable, Stage::kTopology,
+      util::Cat("no ", topology.name(), " domain has room for all of gang ", g.key,
+                ", which needs at least ", need, " devices at once (", domains.size(), " domains, ",
+                small, " smaller than that, ", tried, " with enough free devices tried)"));
   return false;
 }
 
@@ -199,13 +238,13 @@ void Session::DecideGang(size_t gang, std::vector<Decision>& out) {
   const std::string& level_name =
       g.topology_required.empty() ? g.topology_preferred : g.topology_required;
   if (!level_name.empty()) {
-    absl::StatusOr<TopologyLevel> level = ResolveLevel(snap_, level_name);
-    if (!level.ok() && !g.topology_required.empty()) {
+    const absl::StatusOr<Topology>& topology = TopologyOf(level_name);
+    if (!topology.ok() && !g.topology_required.empty()) {
       return all(Status::Of(Code::kUnresolvable, Stage::kTopology,
                             util::Cat(g.file, ":", g.line, ": ", g.kind, " ", g.key, ": ",
-                                      std::string(level.status().message()))));
+                                      std::string(topology.status().message()))));
     }
-    if (level.ok()) placed = TryInDomains(g, *level, stmt, why);
+    if (topology.ok()) placed = TryInDomains(g, *topology, stmt, why);
   }
   if (!placed && g.topology_required.empty() && !gang_exhausted_) {
     placed = SearchGang(g, stmt, nullptr, nullptr);
@@ -227,6 +266,7 @@ void Session::DecideGang(size_t gang, std::vector<Decision>& out) {
     (void)stmt.Rollback(0);
     Status failure = GangFailure(g);
     if (failure.code != Code::kUnresolvable && why.stage == Stage::kTopology) failure = why;
+    if (why.code == Code::kUnresolvable) failure = why;
     all(failure);
   }
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -25,10 +25,13 @@ struct PassResult {
   std::unique_ptr<Snapshot> snapshot;
   std::vector<std::string> warnings;  // inventory and input problems, with file:line
   double seconds = 0;                 // snapshot, session and decisions
+  double snapshot_seconds = 0;        // of which building the snapshot (inventory, index)
 };
 
 // Errors: an unknown policy.
-absl::StatusOr<PassResult> RunPass(const std::vector<api::SourcedObject>& cluster,
+// `cluster` is taken by value: pass it with std::move when done with it (its slices move into
+// the inventory).
+absl::StatusOr<PassResult> RunPass(std::vector<api::SourcedObject> cluster,
                                    const std::vector<api::SourcedObject>& work,
                                    const SessionOptions& options,
                                    const std::map<std::string, double>& prices = {});

@@ -88,7 +88,11 @@ class Session {
   void DecideGang(size_t gang, std::vector<Decision>& out);
   bool SearchGang(const Gang& g, Statement& stmt, const alloc::DeviceFilter* filter,
                   const std::vector<model::NodeId>* nodes);
-  bool TryInDomains(const Gang& g, const TopologyLevel& level, Statement& stmt, Status& why);
+  bool TryInDomains(const Gang& g, const Topology& topology, Statement& stmt, Status& why);
+  const absl::StatusOr<Topology>& TopologyOf(const std::string& level);
+  // Fewest devices the gang's minimum of members needs at once (0 when shareable devices
+  // could serve several requests).
+  int64_t DevicesNeeded(const Gang& g);
   Status GangFailure(const Gang& g);
   std::optional<Status> TooLarge(const Gang& g, const std::vector<size_t>& members);
 
@@ -106,6 +110,8 @@ class Session {
   std::map<std::string, Status> compile_errors_;
   std::unique_ptr<alloc::Allocator> allocator_;
   std::unique_ptr<alloc::Allocator> explainer_;
+  std::map<std::string, absl::StatusOr<Topology>> topologies_;
+  bool shareable_ = false;  // the inventory has devices that allow multiple allocations
   int64_t gang_calls_ = 0;
   bool gang_exhausted_ = false;
 };

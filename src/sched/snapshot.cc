@@ -28,9 +28,9 @@ std::string PinnedNode(const api::AllocationResult& r) {
 
 Snapshot::Snapshot(model::Inventory inv) : inv_(std::move(inv)), state_(inv_) {}
 
-std::unique_ptr<Snapshot> Snapshot::Build(const std::vector<api::SourcedObject>& cluster,
+std::unique_ptr<Snapshot> Snapshot::Build(std::vector<api::SourcedObject> cluster,
                                           const std::map<std::string, double>& prices) {
-  std::unique_ptr<Snapshot> s(new Snapshot(model::Inventory::Build(cluster)));
+  std::unique_ptr<Snapshot> s(new Snapshot(model::Inventory::Build(std::move(cluster))));
   s->warnings_ = s->inv_.warnings();
   for (std::string& w : s->state_.ApplyAllocatedClaims(s->inv_, cluster)) {
     s->warnings_.push_back(std::move(w));

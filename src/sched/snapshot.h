@@ -52,9 +52,11 @@ struct PodPlacement {
 
 class Snapshot {
  public:
-  // `cluster`: DeviceClasses, ResourceSlices, Nodes and allocated ResourceClaims. `worth`: per
-  // device worth (worth.h), parallel to the inventory's devices once built; see Build.
-  static std::unique_ptr<Snapshot> Build(const std::vector<api::SourcedObject>& cluster,
+  // `cluster`: DeviceClasses, ResourceSlices, Nodes and allocated ResourceClaims. `prices`:
+  // dollars per GPU-hour by product name, for the devices' worth (worth.h).
+  // Taken by value: pass it with std::move when done with it, and its slices move into the
+  // inventory (the other objects stay).
+  static std::unique_ptr<Snapshot> Build(std::vector<api::SourcedObject> cluster,
                                          const std::map<std::string, double>& prices = {});
 
   const model::Inventory& inventory() const { return inv_; }

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <map>
 
-#include "model/inventory.h"
 #include "util/strings.h"
 
 namespace gpuplane::sched {
@@ -27,70 +26,94 @@ std::string DeviceDomain(const model::Inventory& inv, model::DeviceId d, const s
   return a == nullptr ? "" : ValueText(*a);
 }
 
-absl::StatusOr<TopologyLevel> ResolveLevel(const Snapshot& s, const std::string& name) {
-  const model::Inventory& inv = s.inventory();
+absl::StatusOr<Topology> Topology::Resolve(const model::Inventory& inv, const std::string& name) {
+  Topology t(inv, name);
   for (const model::NodeInfo& n : inv.nodes()) {
-    if (n.labels.contains(name)) return TopologyLevel{name, true};
+    if (n.labels.contains(name)) t.node_label_ = true;
   }
-  for (model::DeviceId d = 0; d < inv.devices().size(); ++d) {
-    if (!DeviceDomain(inv, d, name).empty()) return TopologyLevel{name, false};
+  if (t.node_label_) {
+    t.IndexNodes();
+  } else {
+    t.IndexDevices();
   }
-  return absl::NotFoundError(util::Cat("topology level \"", name,
-                                       "\": no node has this label and no device this attribute"));
+  if (t.values_.empty()) {
+    return absl::NotFoundError(util::Cat(
+        "topology level \"", name, "\": no node has this label and no device this attribute"));
+  }
+  return t;
 }
 
-std::vector<Domain> Domains(const Snapshot& s, const TopologyLevel& level) {
-  const model::Inventory& inv = s.inventory();
-  std::map<std::string, Domain> by_value;
-  if (level.node_label) {
-    for (model::NodeId n = 0; n < inv.nodes().size(); ++n) {
-      auto it = inv.nodes()[n].labels.find(level.name);
-      if (it == inv.nodes()[n].labels.end()) continue;
-      Domain& d = by_value[it->second];
-      d.value = it->second;
-      d.nodes.push_back(n);
-      for (model::DeviceId dev : inv.nodes()[n].devices) {
-        ++d.devices;
-        if (!s.state().in_use(dev)) ++d.free;
-      }
+void Topology::IndexNodes() {
+  std::map<std::string, int> ids;
+  device_domain_.assign(inv_->devices().size(), -1);
+  for (model::NodeId n = 0; n < inv_->nodes().size(); ++n) {
+    auto it = inv_->nodes()[n].labels.find(name_);
+    if (it == inv_->nodes()[n].labels.end()) continue;
+    auto [id, fresh] = ids.try_emplace(it->second, static_cast<int>(values_.size()));
+    if (fresh) {
+      values_.push_back(it->second);
+      nodes_.emplace_back();
+      devices_.emplace_back();
     }
-  } else {
-    for (model::NodeId n = 0; n < inv.nodes().size(); ++n) {
-      for (model::DeviceId dev : inv.nodes()[n].devices) {
-        std::string v = DeviceDomain(inv, dev, level.name);
-        if (v.empty()) continue;
-        Domain& d = by_value[v];
-        d.value = v;
-        if (d.nodes.empty() || d.nodes.back() != n) d.nodes.push_back(n);
-        ++d.devices;
-        if (!s.state().in_use(dev)) ++d.free;
-      }
+    nodes_[id->second].push_back(n);
+    for (model::DeviceId d : inv_->nodes()[n].devices) devices_[id->second].push_back(d);
+  }
+}
+
+void Topology::IndexDevices() {
+  size_t slash = name_.find('/');
+  if (slash != std::string::npos) driver_ = name_.substr(0, slash);
+  std::map<std::string, int> ids;
+  device_domain_.assign(inv_->devices().size(), -1);
+  device_driver_match_.assign(inv_->devices().size(), 0);
+  for (model::DeviceId d = 0; d < inv_->devices().size(); ++d) {
+    const std::string& driver = inv_->pools()[inv_->devices()[d].pool].driver;
+    device_driver_match_[d] = driver_.empty() || driver == driver_ ? 1 : 0;
+    std::string v = DeviceDomain(*inv_, d, name_);
+    if (v.empty()) continue;
+    auto [id, fresh] = ids.try_emplace(v, static_cast<int>(values_.size()));
+    if (fresh) {
+      values_.push_back(v);
+      nodes_.emplace_back();
+      devices_.emplace_back();
+    }
+    device_domain_[d] = id->second;
+    devices_[id->second].push_back(d);
+  }
+  for (model::NodeId n = 0; n < inv_->nodes().size(); ++n) {
+    for (model::DeviceId d : inv_->nodes()[n].devices) {
+      int id = device_domain_[d];
+      if (id >= 0 && (nodes_[id].empty() || nodes_[id].back() != n)) nodes_[id].push_back(n);
     }
   }
-  std::vector<Domain> out;
-  out.reserve(by_value.size());
-  for (auto& [v, d] : by_value) out.push_back(std::move(d));
-  std::stable_sort(out.begin(), out.end(),
-                   [](const Domain& a, const Domain& b) { return a.free < b.free; });
+}
+
+std::vector<Domain> Topology::Domains(const model::AllocationState& state) const {
+  std::vector<Domain> out(values_.size());
+  for (size_t id = 0; id < values_.size(); ++id) {
+    Domain& d = out[id];
+    d.id = static_cast<int>(id);
+    d.value = values_[id];
+    d.nodes = nodes_[id];
+    d.devices = static_cast<int64_t>(devices_[id].size());
+    for (model::DeviceId dev : devices_[id]) d.free += state.in_use(dev) ? 0 : 1;
+  }
+  std::stable_sort(out.begin(), out.end(), [](const Domain& a, const Domain& b) {
+    return a.free != b.free ? a.free < b.free : a.value < b.value;
+  });
   return out;
 }
 
-DomainFilter::DomainFilter(const model::Inventory& inv, std::string attribute, std::string value)
-    : inv_(inv), attribute_(std::move(attribute)), value_(std::move(value)) {
-  size_t slash = attribute_.find('/');
-  if (slash != std::string::npos) driver_ = attribute_.substr(0, slash);
-}
-
-bool DomainFilter::Allows(model::DeviceId device) const {
-  std::string v = DeviceDomain(inv_, device, attribute_);
-  if (!v.empty()) return v == value_;
+bool Topology::Allows(int id, model::DeviceId device) const {
+  if (node_label_) return true;  // node levels restrict nodes, not devices
+  int mine = device_domain_[device];
+  if (mine >= 0) return mine == id;
   // Devices without the attribute: other drivers' devices are not restricted.
-  const std::string& driver = inv_.pools()[inv_.devices()[device].pool].driver;
-  return !driver_.empty() && driver != driver_;
+  return !driver_.empty() && device_driver_match_[device] == 0;
 }
 
 std::string DomainFilter::Describe() const {
-  return util::Cat("outside ", attribute_, " ", value_);
+  return util::Cat("outside ", topology_.name(), " ", value_);
 }
 
 }  // namespace gpuplane::sched

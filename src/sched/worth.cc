@@ -1,22 +1,30 @@
 #include "sched/worth.h"
 
+#include <string_view>
+
 namespace gpuplane::sched {
 namespace {
 
+// `name` itself or qualified by any domain ("gpu.nvidia.com/name").
+bool Names(const std::string& key, std::string_view name) {
+  return key == name || (key.size() > name.size() && key.ends_with(name) &&
+                         key[key.size() - name.size() - 1] == '/');
+}
+
+const api::DeviceAttribute* Find(const api::Device& d, std::string_view name) {
+  for (const auto& [key, attr] : d.attributes) {
+    if (Names(key, name)) return &attr;
+  }
+  return nullptr;
+}
+
 double MemoryGiB(const api::Device& d) {
   for (const auto& [name, cap] : d.capacity) {
-    if (name == "memory" || name.ends_with("/memory")) {
+    if (Names(name, "memory")) {
       return static_cast<double>(cap.value.nano() / 1'000'000'000) / (1024.0 * 1024 * 1024);
     }
   }
   return 0;
-}
-
-const api::DeviceAttribute* Find(const api::Device& d, const std::string& name) {
-  for (const auto& [key, attr] : d.attributes) {
-    if (key == name || key.ends_with("/" + name)) return &attr;
-  }
-  return nullptr;
 }
 
 double ComputeCapability(const api::Device& d) {

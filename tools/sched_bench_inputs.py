@@ -1,0 +1,135 @@
+#!/usr/bin/env python3
+"""Writes the inputs of the scheduling benchmarks (docs/PERFORMANCE.md, scripts/sched_bench.sh).
+
+  sched_bench_inputs.py claims N FILE          N one-GPU ResourceClaims with a CEL selector
+  sched_bench_inputs.py busy NODES FILE        one allocated claim per node (gpu-0 of each
+                                               h100-<i>), leaving 7 free GPUs on each
+  sched_bench_inputs.py eight FILE             one claim for 8 GPUs with matchAttribute on the
+                                               NVLink domain
+  sched_bench_inputs.py gangs G M FILE         G PodGroups of M one-GPU pods with the NVLink
+                                               domain required
+  sched_bench_inputs.py pods N FILE            N pending one-GPU pods (a template each uses)
+"""
+import sys
+
+SELECTOR = "device.capacity['gpu.nvidia.com'].memory.compareTo(quantity('40Gi')) >= 0"
+TEMPLATE = f"""---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {{name: one-gpu, namespace: bench}}
+spec:
+  spec:
+    devices:
+      requests:
+      - name: gpu
+        exactly:
+          deviceClassName: gpu.nvidia.com
+          selectors: [{{cel: {{expression: "{SELECTOR}"}}}}]
+"""
+
+
+def claims(n, out):
+    for i in range(n):
+        out.write(f"""---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {{name: c{i}, namespace: bench}}
+spec:
+  devices:
+    requests:
+    - name: gpu
+      exactly:
+        deviceClassName: gpu.nvidia.com
+        selectors: [{{cel: {{expression: "{SELECTOR}"}}}}]
+""")
+
+
+def busy(nodes, out):
+    for i in range(nodes):
+        out.write(f"""---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {{name: busy-{i}, namespace: bench}}
+spec:
+  devices:
+    requests:
+    - {{name: gpu, exactly: {{deviceClassName: gpu.nvidia.com}}}}
+status:
+  allocation:
+    devices:
+      results: [{{request: gpu, driver: gpu.nvidia.com, pool: h100-{i}, device: gpu-0}}]
+    nodeSelector:
+      nodeSelectorTerms: [{{matchFields: [{{key: metadata.name, operator: In, values: [h100-{i}]}}]}}]
+""")
+
+
+def eight(out):
+    out.write("""---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: eight, namespace: bench}
+spec:
+  devices:
+    requests:
+    - {name: gpus, exactly: {deviceClassName: gpu.nvidia.com, count: 8}}
+    constraints: [{matchAttribute: gpu.nvidia.com/nvlinkDomain}]
+""")
+
+
+def gangs(g, m, out):
+    out.write(TEMPLATE)
+    for k in range(g):
+        out.write(f"""---
+apiVersion: scheduling.x-k8s.io/v1alpha1
+kind: PodGroup
+metadata:
+  name: gang-{k}
+  namespace: bench
+  annotations: {{gpuplane.io/topology-required: gpu.nvidia.com/nvlinkDomain}}
+spec: {{minMember: {m}}}
+""")
+        for j in range(m):
+            out.write(f"""---
+apiVersion: v1
+kind: Pod
+metadata: {{name: gang-{k}-{j}, namespace: bench, labels: {{scheduling.x-k8s.io/pod-group: gang-{k}}}}}
+spec:
+  resourceClaims: [{{name: gpu, resourceClaimTemplateName: one-gpu}}]
+  containers: [{{name: c}}]
+""")
+
+
+def pods(n, out):
+    out.write(TEMPLATE)
+    for i in range(n):
+        out.write(f"""---
+apiVersion: v1
+kind: Pod
+metadata: {{name: p{i}, namespace: bench}}
+spec:
+  resourceClaims: [{{name: gpu, resourceClaimTemplateName: one-gpu}}]
+  containers: [{{name: c}}]
+""")
+
+
+def main(argv):
+    if len(argv) < 3:
+        sys.exit(__doc__)
+    kind, args, path = argv[1], argv[2:-1], argv[-1]
+    with open(path, "w") as out:
+        if kind == "claims":
+            claims(int(args[0]), out)
+        elif kind == "busy":
+            busy(int(args[0]), out)
+        elif kind == "eight":
+            eight(out)
+        elif kind == "gangs":
+            gangs(int(args[0]), int(args[1]), out)
+        elif kind == "pods":
+            pods(int(args[0]), out)
+        else:
+            sys.exit(__doc__)
+
+
+if __name__ == "__main__":
+    main(sys.argv)
