@@ -78,6 +78,37 @@ expect_output 'request: gpu/small' "allocate yaml status" -- "$BIN" allocate --o
 expect_exit 2 "allocate unknown node" -- "$BIN" allocate --objects examples/cluster --claims examples/workloads/h100-or-better-40gi.yaml --node nope
 expect_exit 2 "allocate missing template" -- "$BIN" allocate --objects examples/cluster --claims examples/workloads/training-gang.yaml
 
+
+# schedule and explain
+S=testdata/sched
+expect_output '^\{"pod":"training/llama-finetune-worker-0","gang":"training/llama-finetune","status":"Scheduled","node":"h100-0","claims":\[\{"name":"training/llama-finetune-worker-0-gpus","results":\[\{"request":"gpus","driver":"gpu.nvidia.com","pool":"h100-0","device":"gpu-0"\}' \
+  "schedule json: a gang member" -- "$BIN" schedule --objects examples/cluster --workload examples/workloads -o json
+expect_output '^\{"summary":\{"pods":2,"scheduled":2,"gangs":1,"gangs_scheduled":1,"seconds":' \
+  "schedule json summary" -- "$BIN" schedule --objects examples/cluster --workload examples/workloads -o json
+expect_exit 0 "schedule: all scheduled" -- "$BIN" schedule --objects examples/cluster --workload examples/workloads
+expect_exit 1 "schedule: some pods pending" -- "$BIN" schedule --objects $S/status-too-few-free-is-unschedulable.yaml \
+  --workload $S/status-too-few-free-is-unschedulable.yaml
+expect_output '"status":"Unresolvable","node":null,"claims":\[\],"reason":"0/2 nodes are available: 2 have fewer than 9 devices' \
+  "schedule json: unresolvable with its reason" -- "$BIN" schedule -o json \
+  --objects $S/status-nine-gpus-on-eight-gpu-nodes-is-unresolvable.yaml --workload $S/status-nine-gpus-on-eight-gpu-nodes-is-unresolvable.yaml
+expect_exit 2 "schedule: unknown policy" -- "$BIN" schedule --objects examples/cluster --workload examples/workloads --policy nope
+expect_exit 2 "schedule: missing path" -- "$BIN" schedule --objects examples/cluster --workload does/not/exist.yaml
+expect_exit 2 "schedule: invalid objects" -- "$BIN" schedule --objects examples/cluster --workload testdata/api/malformed/count-zero.yaml
+expect_output 'gang-pod-names-missing-podgroup.yaml:[0-9]+: Pod t/orphan: label scheduling.x-k8s.io/pod-group names PodGroup t/nowhere' \
+  "schedule: a missing PodGroup is named with file and line" -- "$BIN" schedule \
+  --objects $S/gang-pod-names-missing-podgroup.yaml --workload $S/gang-pod-names-missing-podgroup.yaml
+expect_output 'what would unblock it: 1 more free device of class gpu on node n0, which has 1 of 2' \
+  "explain: what would unblock a pod" -- "$BIN" explain --objects $S/status-too-few-free-is-unschedulable.yaml \
+  --workload $S/status-too-few-free-is-unschedulable.yaml --pod t/p
+expect_output 'what would unblock it: no node will ever fit: request gpu of t/p-gpus needs 9 devices' \
+  "explain: unresolvable" -- "$BIN" explain --objects $S/status-nine-gpus-on-eight-gpu-nodes-is-unresolvable.yaml \
+  --workload $S/status-nine-gpus-on-eight-gpu-nodes-is-unresolvable.yaml --pod t/p
+expect_output '^gang t/train \(PodGroup, 3 of 3 members needed\):' "explain: the gang's members" -- "$BIN" explain \
+  --objects $S/gang-podgroup-members-cannot-all-fit.yaml --workload $S/gang-podgroup-members-cannot-all-fit.yaml --pod t/w0
+expect_exit 0 "explain: a scheduled pod" -- "$BIN" explain --objects examples/cluster --workload examples/workloads \
+  --pod training/llama-finetune-worker-1
+expect_exit 2 "explain: unknown pod" -- "$BIN" explain --objects examples/cluster --workload examples/workloads --pod a/b
+
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 "$BIN" generate cluster --mix "h100=3,a100-80gb+mig=2x4,t4=1x2" --format json >"$tmp/c.json"

@@ -27,9 +27,12 @@ class NodeLoad {
   double capacity() const { return std::accumulate(gpus_.begin(), gpus_.end(), 0.0); }
 
   // Nodes in the order to try them; ties keep node order. Nodes without GPUs count as full.
-  const std::vector<model::NodeId>& Order(bool pack) {
+  // With `worth` (per node), nodes worth less come first whatever their load (a job takes the
+  // cheapest model that fits, sched/worth.h), then the load order.
+  const std::vector<model::NodeId>& Order(bool pack, const std::vector<double>* worth = nullptr) {
     std::iota(order_.begin(), order_.end(), model::NodeId{0});
     std::stable_sort(order_.begin(), order_.end(), [&](model::NodeId a, model::NodeId b) {
+      if (worth != nullptr && (*worth)[a] != (*worth)[b]) return (*worth)[a] < (*worth)[b];
       double fa = Fraction(a), fb = Fraction(b);
       return pack ? fa > fb : fa < fb;
     });

@@ -10,6 +10,7 @@
 #include "model/allocation_state.h"
 #include "model/inventory.h"
 #include "sched/rng.h"
+#include "sched/worth.h"
 #include "sim/cluster_generator.h"
 #include "sim/fifo_events.h"
 #include "sim/node_load.h"
@@ -137,6 +138,15 @@ ScenarioResult RunMode(const model::Inventory& inv, const std::vector<Job>& jobs
     }
   }
   NodeLoad load(std::move(node_gpus));
+  // gpuplane: the cheapest model that fits first (memory x compute capability), so jobs that
+  // fit an H100 leave the H200s and B200s to the ones that need their memory.
+  std::vector<double> device_worth = sched::DeviceWorth(inv, {});
+  std::vector<double> node_worth(inv.nodes().size(), 0);
+  for (model::NodeId n = 0; n < inv.nodes().size(); ++n) {
+    for (model::DeviceId d : inv.nodes()[n].devices) {
+      node_worth[n] = std::max(node_worth[n], device_worth[d]);
+    }
+  }
   const double capacity = load.capacity();
   std::vector<Running> running(jobs.size());
   std::vector<int> attempts(jobs.size(), 0);
@@ -151,7 +161,7 @@ ScenarioResult RunMode(const model::Inventory& inv, const std::vector<Job>& jobs
   };
   auto try_start = [&](size_t j) {
     // k8s spreads (LeastAllocated); gpuplane packs (best fit), keeping whole nodes free.
-    for (model::NodeId n : load.Order(/*pack=*/dra)) {
+    for (model::NodeId n : load.Order(/*pack=*/dra, dra ? &node_worth : nullptr)) {
       alloc::Outcome o = allocator.Allocate({&claims[j]}, n, state);
       if (!o.allocated) continue;
       if (!allocator.Commit(o, {&claims[j]}, state).ok()) return false;
