@@ -113,7 +113,7 @@ absl::StatusOr<BatchResult> AllocateInOrder(std::vector<api::SourcedObject> clus
   auto start = std::chrono::steady_clock::now();
   BatchResult out;
   // The slices move into the inventory; the allocated claims stay for ApplyAllocatedClaims.
-  model::Inventory inv = model::Inventory::Build(std::move(cluster));
+  model::Inventory inv = model::Inventory::BuildTakingSlices(cluster);
   out.warnings = inv.warnings();
   model::AllocationState state(inv);
   for (const std::string& p : state.ApplyAllocatedClaims(inv, cluster)) out.warnings.push_back(p);

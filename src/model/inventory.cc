@@ -24,7 +24,7 @@ Inventory Inventory::Build(const std::vector<api::SourcedObject>& objects) {
   return BuildFrom(objects, false);
 }
 
-Inventory Inventory::Build(std::vector<api::SourcedObject>&& objects) {
+Inventory Inventory::BuildTakingSlices(std::vector<api::SourcedObject>& objects) {
   return BuildFrom(objects, true);
 }
 

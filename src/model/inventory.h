@@ -72,8 +72,8 @@ class Inventory {
   // defined in its pool) are returned in `warnings`; they do not fail the build.
   static Inventory Build(const std::vector<api::SourcedObject>& objects);
   // The same, taking the ResourceSlices out of `objects` instead of copying them (they are
-  // left moved-from; the other objects are untouched).
-  static Inventory Build(std::vector<api::SourcedObject>&& objects);
+  // left moved-from; the other objects are untouched and still usable).
+  static Inventory BuildTakingSlices(std::vector<api::SourcedObject>& objects);
 
   Inventory(Inventory&&) = default;
   Inventory& operator=(Inventory&&) = default;

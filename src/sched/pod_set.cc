@@ -65,7 +65,7 @@ void ResolveClaims(const Index& ix, const api::SourcedObject& o, PodInfo& p) {
       continue;
     }
     std::string tname = rc.resource_claim_template_name.value_or("");
-    auto it = ix.templates.find(ns + "/" + tname);
+    auto it = ix.templates.find(util::Cat(ns, "/", tname));
     if (it == ix.templates.end()) {
       p.problem = Status::Of(Code::kUnschedulable, Stage::kInput,
                              util::Cat(Where(o), "ResourceClaimTemplate ", ns, "/", tname,

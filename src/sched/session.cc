@@ -161,27 +161,24 @@ std::vector<const alloc::CompiledClaim*> Session::FreshClaims(size_t pod, model:
   return out;
 }
 
-Status Session::PlaceGroup(const std::vector<size_t>& pods, model::NodeId node, Statement& stmt,
-                           const alloc::DeviceFilter* filter, Rule& rule, size_t alternatives) {
+std::optional<Rule> Session::FilterGroup(const std::vector<size_t>& pods, model::NodeId node) {
   const NodeFacts& facts = snap_.node(node);
   int64_t cpu = 0, mem = 0;
   std::string taint;
   for (size_t p : pods) {
-    if (std::optional<Rule> r = node_filter_.Filter(snap_, pods_.pods[p], node, taint)) {
-      rule = *r;
-      return Status::Of(Code::kUnschedulable, Stage::kNodes, "");
-    }
+    if (std::optional<Rule> r = node_filter_.Filter(snap_, pods_.pods[p], node, taint)) return r;
     cpu += pods_.pods[p].cpu_milli;
     mem += pods_.pods[p].memory_bytes;
   }
   if ((facts.cpu_allocatable >= 0 && cpu > facts.cpu_allocatable - facts.cpu_requested) ||
       (facts.memory_allocatable >= 0 && mem > facts.memory_allocatable - facts.memory_requested)) {
-    rule = Rule::kNodeResources;
-    return Status::Of(Code::kUnschedulable, Stage::kNodes, "");
+    return Rule::kNodeResources;
   }
-  std::vector<const alloc::CompiledClaim*> claims;
-  std::vector<std::string> keys;
-  std::vector<size_t> owner;
+  return std::nullopt;
+}
+
+Status Session::GroupClaims(const std::vector<size_t>& pods, model::NodeId node, Rule& rule,
+                            GroupClaimSet& out) {
   for (size_t p : pods) {
     for (const ClaimUse& u : pods_.pods[p].claims) {
       if (const ClaimAllocation* a = snap_.claim(u.key)) {
@@ -191,20 +188,31 @@ Status Session::PlaceGroup(const std::vector<size_t>& pods, model::NodeId node, 
         }
         continue;
       }
-      if (std::find(keys.begin(), keys.end(), u.key) != keys.end()) continue;
+      if (std::find(out.keys.begin(), out.keys.end(), u.key) != out.keys.end()) continue;
       Status problem;
       const alloc::CompiledClaim* cc = Compiled(u, problem);
       if (cc == nullptr) return problem;
-      claims.push_back(cc);
-      keys.push_back(u.key);
-      owner.push_back(p);
+      out.claims.push_back(cc);
+      out.keys.push_back(u.key);
+      out.owner.push_back(p);
     }
   }
+  return Status::Success();
+}
+
+Status Session::PlaceGroup(const std::vector<size_t>& pods, model::NodeId node, Statement& stmt,
+                           const alloc::DeviceFilter* filter, Rule& rule, size_t alternatives) {
+  if (std::optional<Rule> r = FilterGroup(pods, node)) {
+    rule = *r;
+    return Status::Of(Code::kUnschedulable, Stage::kNodes, "");
+  }
+  GroupClaimSet set;
+  if (Status st = GroupClaims(pods, node, rule, set); !st.ok()) return st;
   alloc::Outcome outcome;
   outcome.allocated = true;
-  if (!claims.empty()) {
+  if (!set.claims.empty()) {
     ++gang_calls_;
-    outcome = allocator_->Allocate(claims, node, snap_.state(), filter);
+    outcome = allocator_->Allocate(set.claims, node, snap_.state(), filter);
   }
   for (const alloc::Choice& ch : outcome.choices) {
     if (ch.alternative >= alternatives) outcome.allocated = false;
@@ -214,24 +222,29 @@ Status Session::PlaceGroup(const std::vector<size_t>& pods, model::NodeId node, 
     if (IsCelError(outcome)) return Status::Of(Code::kError, Stage::kDevices, outcome.reasons[0]);
     return Status::Of(Code::kUnschedulable, Stage::kDevices, "");
   }
-  if (options_.verify && !claims.empty()) {
+  if (options_.verify && !set.claims.empty()) {
     std::string problem =
-        alloc::Verify(snap_.inventory(), snap_.state(), claims, node, outcome.choices);
+        alloc::Verify(snap_.inventory(), snap_.state(), set.claims, node, outcome.choices);
     if (!problem.empty()) {
       return Status::Of(Code::kError, Stage::kDevices,
                         "the verifier rejects the allocation: " + problem);
     }
   }
+  return Commit(pods, node, set, outcome, stmt);
+}
+
+Status Session::Commit(const std::vector<size_t>& pods, model::NodeId node,
+                       const GroupClaimSet& set, const alloc::Outcome& outcome, Statement& stmt) {
   std::vector<std::map<std::string, ClaimAllocation>> fresh(pods.size());
-  for (size_t i = 0; i < claims.size(); ++i) {
+  for (size_t i = 0; i < set.claims.size(); ++i) {
     ClaimAllocation a;
     a.result = outcome.results[i];
     a.node = a.result.node_selector ? node : model::kNoId;
     for (const alloc::Choice& ch : outcome.choices) {
       if (ch.claim == i) a.choices.push_back(ch);
     }
-    size_t slot = std::find(pods.begin(), pods.end(), owner[i]) - pods.begin();
-    fresh[slot].emplace(keys[i], std::move(a));
+    size_t slot = std::find(pods.begin(), pods.end(), set.owner[i]) - pods.begin();
+    fresh[slot].emplace(set.keys[i], std::move(a));
   }
   for (size_t i = 0; i < pods.size(); ++i) {
     const PodInfo& p = pods_.pods[pods[i]];

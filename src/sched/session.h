@@ -70,6 +70,17 @@ class Session {
   void PlaceBound(std::vector<Decision>& out);
   Decision DecideSingle(size_t pod);
   const alloc::CompiledClaim* Compiled(const ClaimUse& use, Status& problem);
+  // The claims a group of pods allocates now (claims not allocated yet, each once).
+  struct GroupClaimSet {
+    std::vector<const alloc::CompiledClaim*> claims;
+    std::vector<std::string> keys;
+    std::vector<size_t> owner;  // the pod that allocates each
+  };
+  std::optional<Rule> FilterGroup(const std::vector<size_t>& pods, model::NodeId node);
+  Status GroupClaims(const std::vector<size_t>& pods, model::NodeId node, Rule& rule,
+                     GroupClaimSet& out);
+  Status Commit(const std::vector<size_t>& pods, model::NodeId node, const GroupClaimSet& set,
+                const alloc::Outcome& outcome, Statement& stmt);
   // Places `pods` on `node` together inside `stmt`; the failure's rule in `rule`. With
   // `alternatives`, an allocation that needs a later firstAvailable subrequest than that
   // counts as not fitting (the pod looks for a node where an earlier one fits first).

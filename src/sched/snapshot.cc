@@ -30,7 +30,7 @@ Snapshot::Snapshot(model::Inventory inv) : inv_(std::move(inv)), state_(inv_) {}
 
 std::unique_ptr<Snapshot> Snapshot::Build(std::vector<api::SourcedObject> cluster,
                                           const std::map<std::string, double>& prices) {
-  std::unique_ptr<Snapshot> s(new Snapshot(model::Inventory::Build(std::move(cluster))));
+  std::unique_ptr<Snapshot> s(new Snapshot(model::Inventory::BuildTakingSlices(cluster)));
   s->warnings_ = s->inv_.warnings();
   for (std::string& w : s->state_.ApplyAllocatedClaims(s->inv_, cluster)) {
     s->warnings_.push_back(std::move(w));
@@ -105,13 +105,14 @@ absl::Status Snapshot::Place(PodPlacement p, std::map<std::string, ClaimAllocati
   if (pods_.contains(p.pod)) {
     return absl::AlreadyExistsError(util::Cat("pod ", p.pod, " is already placed"));
   }
-  for (auto& [key, a] : fresh) {
-    if (claims_.contains(key)) {
-      return absl::AlreadyExistsError(util::Cat("ResourceClaim ", key, " is already allocated"));
+  for (auto it = fresh.begin(); it != fresh.end(); ++it) {
+    if (claims_.contains(it->first)) {
+      return absl::AlreadyExistsError(
+          util::Cat("ResourceClaim ", it->first, " is already allocated"));
     }
-    absl::Status st = Take(a.choices);
+    absl::Status st = Take(it->second.choices);
     if (!st.ok()) return st;
-    claims_.emplace(key, std::move(a));
+    claims_.emplace(it->first, std::move(it->second));
   }
   for (const std::string& key : p.claims) {
     auto it = claims_.find(key);

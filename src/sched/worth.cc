@@ -21,7 +21,7 @@ const api::DeviceAttribute* Find(const api::Device& d, std::string_view name) {
 double MemoryGiB(const api::Device& d) {
   for (const auto& [name, cap] : d.capacity) {
     if (Names(name, "memory")) {
-      return static_cast<double>(cap.value.nano() / 1'000'000'000) / (1024.0 * 1024 * 1024);
+      return static_cast<double>(cap.value.nano()) / 1e9 / (1024.0 * 1024 * 1024);
     }
   }
   return 0;

@@ -112,23 +112,17 @@ double GpuCapacity(const model::Inventory& inv) {
   return capacity;
 }
 
-absl::StatusOr<ReplayRun> ReplayClaims(const model::Inventory& inv, std::vector<ClaimJob>& jobs,
-                                       const std::string& policy,
-                                       std::vector<std::string>& problems, int samples) {
-  if (policy != "gpuplane" && policy != "k8s") {
-    return absl::InvalidArgumentError(util::Cat(
-        "--policy ", policy, ": a workload of Pods with claims runs with gpuplane or k8s"));
-  }
-  auto wall = std::chrono::steady_clock::now();
-  const bool packing = policy == "gpuplane";
-  alloc::AllocatorOptions options{.explain = false};
-  if (!packing) options.max_solutions = 1;  // Kubernetes takes the first fit
-  alloc::Allocator allocator(inv, options);
+namespace {
+
+// Compiles every job; drops (with a problem naming it) those no node of the empty cluster can
+// run. Returns the claims of the jobs kept, parallel to `jobs`.
+std::vector<std::vector<alloc::CompiledClaim>> CompileRunnable(const model::Inventory& inv,
+                                                               const alloc::Allocator& allocator,
+                                                               std::vector<ClaimJob>& jobs,
+                                                               std::vector<std::string>& problems) {
   alloc::Allocator explainer(inv);
   alloc::SelectorCache cache;
   model::AllocationState state(inv);
-
-  // Compile every job; drop those no node of the empty cluster can run.
   std::vector<std::vector<alloc::CompiledClaim>> compiled;
   std::vector<ClaimJob> runnable;
   for (ClaimJob& job : jobs) {
@@ -165,13 +159,38 @@ absl::StatusOr<ReplayRun> ReplayClaims(const model::Inventory& inv, std::vector<
     runnable.push_back(std::move(job));
   }
   jobs = std::move(runnable);
+  return compiled;
+}
 
-  const std::vector<double> share = GpuShares(inv);
+// Each node's capacity in whole GPUs.
+std::vector<double> NodeGpus(const model::Inventory& inv, const std::vector<double>& share) {
   std::vector<double> node_gpus(inv.nodes().size(), 0);
   for (model::NodeId n = 0; n < inv.nodes().size(); ++n) {
     for (model::DeviceId d : inv.nodes()[n].devices) node_gpus[n] += share[d] == 1 ? 1 : 0;
   }
-  NodeLoad load(std::move(node_gpus));
+  return node_gpus;
+}
+
+}  // namespace
+
+absl::StatusOr<ReplayRun> ReplayClaims(const model::Inventory& inv, std::vector<ClaimJob>& jobs,
+                                       const std::string& policy,
+                                       std::vector<std::string>& problems, int samples) {
+  if (policy != "gpuplane" && policy != "k8s") {
+    return absl::InvalidArgumentError(util::Cat(
+        "--policy ", policy, ": a workload of Pods with claims runs with gpuplane or k8s"));
+  }
+  auto wall = std::chrono::steady_clock::now();
+  const bool packing = policy == "gpuplane";
+  alloc::AllocatorOptions options{.explain = false};
+  if (!packing) options.max_solutions = 1;  // Kubernetes takes the first fit
+  alloc::Allocator allocator(inv, options);
+  std::vector<std::vector<alloc::CompiledClaim>> compiled =
+      CompileRunnable(inv, allocator, jobs, problems);
+  model::AllocationState state(inv);
+
+  const std::vector<double> share = GpuShares(inv);
+  NodeLoad load(NodeGpus(inv, share));
   const double capacity = load.capacity();
   ReplayRun run;
   run.policy = policy;

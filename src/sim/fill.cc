@@ -30,6 +30,41 @@ double PackingBoundAt100(const std::vector<sched::PodDemand>& order, double tota
   return sched::SolvePackingLp(grouped.items, total / sched::kMilli).bound_milli * 100 / total;
 }
 
+// 1-3: the trace shuffled, then inflated (or trimmed) to `target` milli-GPU by resampling it.
+std::vector<sched::PodDemand> Submissions(const std::vector<sched::PodDemand>& pods, double target,
+                                          sched::Rng& rng) {
+  std::vector<sched::PodDemand> order = pods;
+  rng.Shuffle(order);
+  double requested = 0;
+  for (const sched::PodDemand& p : order) requested += static_cast<double>(p.gpu_request());
+  bool any_gpu = requested > 0;
+  while (any_gpu && requested < target) {
+    const sched::PodDemand& p = pods[rng.Below(pods.size())];
+    order.push_back(p);
+    requested += static_cast<double>(p.gpu_request());
+  }
+  while (requested > target && !order.empty()) {
+    size_t i = rng.Below(order.size());
+    requested -= static_cast<double>(order[i].gpu_request());
+    order.erase(order.begin() + static_cast<std::ptrdiff_t>(i));
+  }
+  return order;
+}
+
+// The curves at x = 0..kMaxArrived: the mean at each x, carried forward where no pod landed.
+void Curves(const std::vector<double>& alloc_sum, const std::vector<double>& frag_ratio_sum,
+            const std::vector<int64_t>& count, FillRun& run) {
+  double last_alloc = 0, last_frag = 0;
+  for (int x = 0; x <= kMaxArrived; ++x) {
+    if (count[x] > 0) {
+      last_alloc = alloc_sum[x] / static_cast<double>(count[x]);
+      last_frag = frag_ratio_sum[x] / static_cast<double>(count[x]);
+    }
+    run.alloc_ratio.push_back(last_alloc);
+    run.frag_ratio.push_back(last_frag);
+  }
+}
+
 }  // namespace
 
 absl::StatusOr<FillRun> RunFill(std::shared_ptr<const SimCluster> cluster,
@@ -49,24 +84,8 @@ absl::StatusOr<FillRun> RunFill(std::shared_ptr<const SimCluster> cluster,
     return absl::InvalidArgumentError("fill mode needs GPU nodes and at least one pod");
   }
 
-  // 1-3: shuffle, then inflate (or trim) to tune x capacity by resampling the trace.
   sched::Rng rng(options.seed);
-  std::vector<sched::PodDemand> order = pods;
-  rng.Shuffle(order);
-  const double target = options.tune * total;
-  double requested = 0;
-  for (const sched::PodDemand& p : order) requested += static_cast<double>(p.gpu_request());
-  bool any_gpu = requested > 0;
-  while (any_gpu && requested < target) {
-    const sched::PodDemand& p = pods[rng.Below(pods.size())];
-    order.push_back(p);
-    requested += static_cast<double>(p.gpu_request());
-  }
-  while (requested > target && !order.empty()) {
-    size_t i = rng.Below(order.size());
-    requested -= static_cast<double>(order[i].gpu_request());
-    order.erase(order.begin() + static_cast<std::ptrdiff_t>(i));
-  }
+  const std::vector<sched::PodDemand> order = Submissions(pods, options.tune * total, rng);
   // 4: node priority for ties.
   std::vector<uint32_t> node_order = view.priority;
   rng.Shuffle(node_order);
@@ -109,15 +128,7 @@ absl::StatusOr<FillRun> RunFill(std::shared_ptr<const SimCluster> cluster,
   }
   run.disagreements += sim.disagreements();
   run.packing_bound_at_100 = PackingBoundAt100(order, total);
-  double last_alloc = 0, last_frag = 0;
-  for (int x = 0; x <= kMaxArrived; ++x) {
-    if (count[x] > 0) {
-      last_alloc = alloc_sum[x] / static_cast<double>(count[x]);
-      last_frag = frag_ratio_sum[x] / static_cast<double>(count[x]);
-    }
-    run.alloc_ratio.push_back(last_alloc);
-    run.frag_ratio.push_back(last_frag);
-  }
+  Curves(alloc_sum, frag_ratio_sum, count, run);
   run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return run;
 }

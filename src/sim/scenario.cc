@@ -114,6 +114,64 @@ struct Running {
   double started = 0;
 };
 
+std::vector<alloc::CompiledClaim> CompileJobs(const model::Inventory& inv,
+                                              const std::vector<Job>& jobs, bool dra) {
+  alloc::SelectorCache cache;
+  std::vector<alloc::CompiledClaim> claims;
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    claims.push_back(
+        *alloc::CompileClaim("sim", util::Cat("job-", i), ClaimFor(jobs[i], dra), inv, cache));
+  }
+  return claims;
+}
+
+// Each node's capacity in physical GPUs, for node ordering and utilization.
+std::vector<double> NodeGpus(const model::Inventory& inv) {
+  std::vector<double> node_gpus(inv.nodes().size(), 0);
+  for (model::NodeId n = 0; n < inv.nodes().size(); ++n) {
+    for (model::DeviceId d : inv.nodes()[n].devices) {
+      if (inv.devices()[d].spec->attributes.at("type").string_value == "gpu") node_gpus[n] += 1;
+    }
+  }
+  return node_gpus;
+}
+
+// Each node's worth: of its most valuable device (sched/worth.h).
+std::vector<double> NodeWorth(const model::Inventory& inv) {
+  std::vector<double> device_worth = sched::DeviceWorth(inv, {});
+  std::vector<double> node_worth(inv.nodes().size(), 0);
+  for (model::NodeId n = 0; n < inv.nodes().size(); ++n) {
+    for (model::DeviceId d : inv.nodes()[n].devices) {
+      node_worth[n] = std::max(node_worth[n], device_worth[d]);
+    }
+  }
+  return node_worth;
+}
+
+// Physical GPUs' worth of an allocation (a MIG slice counts its memory share) and, in
+// `smallest_gib`, the memory of its smallest device.
+double GpuUnits(const model::Inventory& inv, const std::vector<alloc::Choice>& choices,
+                int64_t& smallest_gib) {
+  double units = 0;
+  for (const alloc::Choice& ch : choices) {
+    const api::Device& dev = *inv.devices()[ch.device].spec;
+    int64_t gib = dev.capacity.at("memory").value.Value() >> 30;
+    smallest_gib = std::min(smallest_gib, gib);
+    bool full = dev.attributes.at("type").string_value == "gpu";
+    units += full ? 1.0 : static_cast<double>(gib) / 80.0;
+  }
+  return units;
+}
+
+void Waits(std::vector<double>& waits, ScenarioResult& res) {
+  double sum = 0;
+  for (double w : waits) sum += w;
+  res.mean_wait_hours = waits.empty() ? 0 : sum / static_cast<double>(waits.size());
+  std::sort(waits.begin(), waits.end());
+  res.p95_wait_hours =
+      waits.empty() ? 0 : waits[std::min(waits.size() - 1, waits.size() * 95 / 100)];
+}
+
 ScenarioResult RunMode(const model::Inventory& inv, const std::vector<Job>& jobs, bool dra,
                        const ScenarioSpec& spec) {
   auto wall = std::chrono::steady_clock::now();
@@ -124,29 +182,11 @@ ScenarioResult RunMode(const model::Inventory& inv, const std::vector<Job>& jobs
   alloc::AllocatorOptions options{.explain = false};
   if (!dra) options.max_solutions = 1;  // Kubernetes: first fit
   alloc::Allocator allocator(inv, options);
-  alloc::SelectorCache cache;
-  std::vector<alloc::CompiledClaim> claims;
-  for (size_t i = 0; i < jobs.size(); ++i) {
-    claims.push_back(
-        *alloc::CompileClaim("sim", util::Cat("job-", i), ClaimFor(jobs[i], dra), inv, cache));
-  }
-  // Node capacity in physical GPUs and what is used, for node ordering and utilization.
-  std::vector<double> node_gpus(inv.nodes().size(), 0);
-  for (model::NodeId n = 0; n < inv.nodes().size(); ++n) {
-    for (model::DeviceId d : inv.nodes()[n].devices) {
-      if (inv.devices()[d].spec->attributes.at("type").string_value == "gpu") node_gpus[n] += 1;
-    }
-  }
-  NodeLoad load(std::move(node_gpus));
+  std::vector<alloc::CompiledClaim> claims = CompileJobs(inv, jobs, dra);
+  NodeLoad load(NodeGpus(inv));
   // gpuplane: the cheapest model that fits first (memory x compute capability), so jobs that
   // fit an H100 leave the H200s and B200s to the ones that need their memory.
-  std::vector<double> device_worth = sched::DeviceWorth(inv, {});
-  std::vector<double> node_worth(inv.nodes().size(), 0);
-  for (model::NodeId n = 0; n < inv.nodes().size(); ++n) {
-    for (model::DeviceId d : inv.nodes()[n].devices) {
-      node_worth[n] = std::max(node_worth[n], device_worth[d]);
-    }
-  }
+  const std::vector<double> node_worth = NodeWorth(inv);
   const double capacity = load.capacity();
   std::vector<Running> running(jobs.size());
   std::vector<int> attempts(jobs.size(), 0);
@@ -169,15 +209,8 @@ ScenarioResult RunMode(const model::Inventory& inv, const std::vector<Job>& jobs
       r.choices = o.choices;
       r.node = n;
       r.started = now;
-      r.gpu_units = 0;
       int64_t smallest_gib = INT64_MAX;
-      for (const alloc::Choice& ch : o.choices) {
-        const api::Device& dev = *inv.devices()[ch.device].spec;
-        int64_t gib = dev.capacity.at("memory").value.Value() >> 30;
-        smallest_gib = std::min(smallest_gib, gib);
-        bool full = dev.attributes.at("type").string_value == "gpu";
-        r.gpu_units += full ? 1.0 : static_cast<double>(gib) / 80.0;
-      }
+      r.gpu_units = GpuUnits(inv, o.choices, smallest_gib);
       r.oom = smallest_gib < jobs[j].need_gib;
       load.Add(n, r.gpu_units);
       ++attempts[j];
@@ -211,12 +244,7 @@ ScenarioResult RunMode(const model::Inventory& inv, const std::vector<Job>& jobs
       },
       try_start, depart);
   res.never_started = static_cast<int64_t>(queue.size());
-  double sum = 0;
-  for (double w : waits) sum += w;
-  res.mean_wait_hours = waits.empty() ? 0 : sum / static_cast<double>(waits.size());
-  std::sort(waits.begin(), waits.end());
-  res.p95_wait_hours =
-      waits.empty() ? 0 : waits[std::min(waits.size() - 1, waits.size() * 95 / 100)];
+  Waits(waits, res);
   res.utilization = capacity > 0 ? used_time / (capacity * horizon) * 100 : 0;
   res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall).count();
   return res;
