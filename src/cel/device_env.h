@@ -9,6 +9,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 
 #include "api/resource_types.h"
 #include "cel/program.h"
@@ -26,7 +27,7 @@ class DeviceValueCache {
   Value Quantity(const api::Quantity& q);
 
  private:
-  std::map<std::string, Value, std::less<>> strings_, versions_, quantities_;
+  std::unordered_map<std::string, Value> strings_, versions_, quantities_;
 };
 
 // Build once per device and reuse for every selector evaluated against it. `cache` (may be

@@ -199,17 +199,18 @@ bool Session::TryInDomains(const Gang& g, const Topology& topology, Statement& s
   std::vector<Domain> domains = topology.Domains(snap_.state());
   int64_t need = DevicesNeeded(g);
   int tried = 0, small = 0;
-  for (Domain& d : domains) {
+  for (const Domain& d : domains) {
     if (d.free == 0 || d.free < need) {
       small += d.devices < need ? 1 : 0;
       continue;
     }
-    std::sort(d.nodes.begin(), d.nodes.end(), [&](model::NodeId a, model::NodeId b) {
+    std::vector<model::NodeId> nodes = topology.nodes(d.id);
+    std::sort(nodes.begin(), nodes.end(), [&](model::NodeId a, model::NodeId b) {
       return snap_.index().PositionOf(a) < snap_.index().PositionOf(b);
     });
     DomainFilter filter(topology, d);
     ++tried;
-    if (SearchGang(g, stmt, topology.node_label() ? nullptr : &filter, &d.nodes)) return true;
+    if (SearchGang(g, stmt, topology.node_label() ? nullptr : &filter, &nodes)) return true;
     if (gang_exhausted_) break;
   }
   bool never = small == static_cast<int>(domains.size());

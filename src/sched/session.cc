@@ -36,7 +36,6 @@ Session::Session(Snapshot& snapshot, const PodSet& pods, SessionOptions options,
   snap_.SetOrder(order_->Order(snap_));
   allocator_ = std::make_unique<alloc::Allocator>(snap_.inventory(),
                                                   alloc::AllocatorOptions{.explain = false});
-  explainer_ = std::make_unique<alloc::Allocator>(snap_.inventory());
   for (const model::DeviceInfo& d : snap_.inventory().devices()) {
     shareable_ = shareable_ || d.spec->allow_multiple_allocations.value_or(false);
   }

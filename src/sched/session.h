@@ -120,7 +120,7 @@ class Session {
   std::map<std::string, alloc::CompiledClaim> compiled_;
   std::map<std::string, Status> compile_errors_;
   std::unique_ptr<alloc::Allocator> allocator_;
-  std::unique_ptr<alloc::Allocator> explainer_;
+  std::unique_ptr<alloc::Allocator> explainer_;  // built on the first diagnosis that needs it
   std::map<std::string, absl::StatusOr<Topology>> topologies_;
   bool shareable_ = false;  // the inventory has devices that allow multiple allocations
   int64_t gang_calls_ = 0;

@@ -93,13 +93,11 @@ std::vector<Domain> Topology::Domains(const model::AllocationState& state) const
   for (size_t id = 0; id < values_.size(); ++id) {
     Domain& d = out[id];
     d.id = static_cast<int>(id);
-    d.value = values_[id];
-    d.nodes = nodes_[id];
     d.devices = static_cast<int64_t>(devices_[id].size());
     for (model::DeviceId dev : devices_[id]) d.free += state.in_use(dev) ? 0 : 1;
   }
-  std::stable_sort(out.begin(), out.end(), [](const Domain& a, const Domain& b) {
-    return a.free != b.free ? a.free < b.free : a.value < b.value;
+  std::sort(out.begin(), out.end(), [](const Domain& a, const Domain& b) {
+    return a.free != b.free ? a.free < b.free : a.id < b.id;
   });
   return out;
 }
@@ -113,7 +111,7 @@ bool Topology::Allows(int id, model::DeviceId device) const {
 }
 
 std::string DomainFilter::Describe() const {
-  return util::Cat("outside ", topology_.name(), " ", value_);
+  return util::Cat("outside ", topology_.name(), " ", topology_.value(id_));
 }
 
 }  // namespace gpuplane::sched

@@ -22,11 +22,10 @@
 
 namespace gpuplane::sched {
 
+// A domain as `Topology::Domains` lists it; its value and nodes are the Topology's.
 struct Domain {
   int id = -1;
-  std::string value;
-  std::vector<model::NodeId> nodes;  // ascending
-  int64_t free = 0;                  // devices not in exclusive use
+  int64_t free = 0;  // devices not in exclusive use
   int64_t devices = 0;
 };
 
@@ -40,8 +39,10 @@ class Topology {
 
   const std::string& name() const { return name_; }
   bool node_label() const { return node_label_; }
-  // The domains with their free devices now, least free first (ties by value).
+  // The domains with their free devices now, least free first (ties in inventory order).
   std::vector<Domain> Domains(const model::AllocationState& state) const;
+  const std::string& value(int id) const { return values_[id]; }
+  const std::vector<model::NodeId>& nodes(int id) const { return nodes_[id]; }  // ascending
   // Whether `device` may serve a gang confined to domain `id` (attribute levels).
   bool Allows(int id, model::DeviceId device) const;
 
@@ -64,14 +65,13 @@ class Topology {
 class DomainFilter : public alloc::DeviceFilter {
  public:
   DomainFilter(const Topology& topology, const Domain& domain)
-      : topology_(topology), id_(domain.id), value_(domain.value) {}
+      : topology_(topology), id_(domain.id) {}
   bool Allows(model::DeviceId device) const override { return topology_.Allows(id_, device); }
   std::string Describe() const override;
 
  private:
   const Topology& topology_;
   int id_;
-  std::string value_;
 };
 
 }  // namespace gpuplane::sched
