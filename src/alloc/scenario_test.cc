@@ -10,11 +10,11 @@
 // file order; everything else (with allocated claims counting as in use) is the cluster.
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 
 #include "alloc/batch.h"
 #include "api/loader.h"
 #include "gtest/gtest.h"
+#include "util/strings.h"
 
 namespace gpuplane::alloc {
 namespace {
@@ -23,16 +23,6 @@ bool IsWork(const api::Object& o) {
   if (const auto* c = std::get_if<api::ResourceClaim>(&o)) return !c->status.allocation;
   return std::holds_alternative<api::ResourceClaimTemplate>(o) ||
          std::holds_alternative<api::Pod>(o);
-}
-
-std::vector<std::string> Split(const std::string& s, char sep) {
-  std::vector<std::string> out;
-  std::stringstream in(s);
-  std::string item;
-  while (std::getline(in, item, sep)) {
-    if (!item.empty()) out.push_back(item);
-  }
-  return out;
 }
 
 void RunScenario(const std::filesystem::path& path) {
@@ -61,7 +51,7 @@ void RunScenario(const std::filesystem::path& path) {
   absl::StatusOr<BatchResult> batch = AllocateInOrder(cluster, work, node, /*verify=*/true);
   ASSERT_TRUE(batch.ok()) << batch.status();
   for (const std::string& e : expects) {
-    std::vector<std::string> words = Split(e, ' ');
+    std::vector<std::string> words = util::SplitNonEmpty(e, ' ');
     ASSERT_GE(words.size(), 2u) << e;
     const ClaimOutcome* found = nullptr;
     for (const ClaimOutcome& c : batch->claims) {
@@ -102,7 +92,8 @@ void RunScenario(const std::filesystem::path& path) {
     }
     for (size_t i = 2; i < words.size(); ++i) {
       std::string key = words[i].substr(0, words[i].find('='));
-      std::vector<std::string> want = Split(words[i].substr(words[i].find('=') + 1), ',');
+      std::vector<std::string> want =
+          util::SplitNonEmpty(words[i].substr(words[i].find('=') + 1), ',');
       if (key == "node") {
         EXPECT_EQ(found->node, want.at(0)) << e;
       } else if (key == "devices") {

@@ -15,11 +15,11 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 
 #include "api/loader.h"
 #include "gtest/gtest.h"
 #include "sched/pass.h"
+#include "util/strings.h"
 
 namespace gpuplane::sched {
 namespace {
@@ -29,16 +29,6 @@ bool IsWork(const api::Object& o) {
   return std::holds_alternative<api::ResourceClaimTemplate>(o) ||
          std::holds_alternative<api::Pod>(o) || std::holds_alternative<api::PodGroup>(o) ||
          std::holds_alternative<api::Workload>(o);
-}
-
-std::vector<std::string> Split(const std::string& s, char sep) {
-  std::vector<std::string> out;
-  std::stringstream in(s);
-  std::string item;
-  while (std::getline(in, item, sep)) {
-    if (!item.empty()) out.push_back(item);
-  }
-  return out;
 }
 
 struct Header {
@@ -105,7 +95,7 @@ void CheckScheduled(const PassResult& r, size_t i, const std::vector<std::string
     if (key == "node") {
       EXPECT_EQ(inv.nodes()[d.node].name, want) << e;
     } else if (key == "devices") {
-      EXPECT_EQ(devices, Split(want, ',')) << e;
+      EXPECT_EQ(devices, util::SplitNonEmpty(want, ',')) << e;
     } else if (key == "nodes-of") {  // on the same node as another pod
       size_t other = FindPod(r, want);
       ASSERT_NE(other, SIZE_MAX);
@@ -117,7 +107,7 @@ void CheckScheduled(const PassResult& r, size_t i, const std::vector<std::string
 }
 
 void CheckExpectation(const PassResult& r, const std::string& e) {
-  std::vector<std::string> words = Split(e, ' ');
+  std::vector<std::string> words = util::SplitNonEmpty(e, ' ');
   ASSERT_GE(words.size(), 2u) << e;
   size_t i = FindPod(r, words[0]);
   ASSERT_NE(i, SIZE_MAX);

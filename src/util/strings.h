@@ -6,6 +6,7 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <vector>
 
 #include "absl/status/statusor.h"
 
@@ -45,6 +46,9 @@ std::string JsonQuote(std::string_view s);
 
 // Reads a whole file; the error names the path and the OS reason.
 absl::StatusOr<std::string> ReadFile(const std::string& path);
+
+// The pieces of `s` between `sep`s, empty pieces dropped ("a  b" by ' ' is {"a", "b"}).
+std::vector<std::string> SplitNonEmpty(std::string_view s, char sep);
 
 }  // namespace gpuplane::util
 
