@@ -136,7 +136,9 @@ struct Session::Group {
     if (i == members.size()) return true;
     if (Stop()) return false;
     int t = twin[i];
-    if (t < 0 || where[t] != model::kNoId) {
+    // A member whose input is broken (a missing claim or template) is never placed.
+    bool placeable = !s.pods_.pods[members[i]].problem;
+    if (placeable && (t < 0 || where[t] != model::kNoId)) {
       size_t lower = t >= 0 ? Position(where[t]) : 0;
       for (model::NodeId n : Candidates(i, lower)) {
         size_t mark = stmt.Checkpoint();
@@ -257,6 +259,8 @@ void Session::DecideGang(size_t gang, std::vector<Decision>& out) {
       if (!pods_.pods[m].bound_node.empty()) continue;
       if (p != nullptr) {
         Fill(m, p->node, out[m]);
+      } else if (pods_.pods[m].problem) {
+        out[m].status = *pods_.pods[m].problem;
       } else {
         out[m].status = Status::Of(Code::kUnschedulable, Stage::kGang,
                                    util::Cat("gang ", g.key, " runs with its minimum of ", g.min,
