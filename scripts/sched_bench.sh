@@ -24,13 +24,23 @@ python3 $T eight "$WORK/eight.yaml"
 python3 $T gangs 64 8 "$WORK/gangs.yaml"
 python3 $T pods 10000 "$WORK/pods10000.yaml"
 
-# median FIELD... -- COMMAND: runs COMMAND RUNS times, prints the median of each JSON field
-# (a path into the last output line, like summary.seconds).
+# median FIELD... -- COMMAND: runs COMMAND RUNS times, prints the median of each JSON field, a
+# path into the last line of stdout (summary.seconds) or of stderr (`schedule` writes its
+# timings there: timings.decision_seconds.p99).
 median() {
   local fields=()
   while [[ $1 != -- ]]; do fields+=("$1"); shift; done
   shift
-  for ((i = 0; i < RUNS; i++)); do "$@" 2>/dev/null | tail -1; done | python3 -c '
+  for ((i = 0; i < RUNS; i++)); do
+    "$@" >"$WORK/out" 2>"$WORK/err" || true
+    python3 -c '
+import json, sys
+row = json.loads(open(sys.argv[1]).read().strip().splitlines()[-1])
+for line in open(sys.argv[2]).read().splitlines():
+    if line.startswith("{\"timings\""):
+        row.update(json.loads(line))
+print(json.dumps(row))' "$WORK/out" "$WORK/err"
+  done | python3 -c '
 import json, statistics, sys
 fields = sys.argv[1:]
 rows = [json.loads(l) for l in sys.stdin if l.strip()]
@@ -54,6 +64,6 @@ spec:
   containers: [{name: c}]
 YAML
 cat "$WORK/eight.yaml" >>"$WORK/eightpod.yaml"
-echo "(c) unsatisfiable 8-GPU claim, 1,000 nodes (schedule): $(median summary.seconds summary.snapshot_seconds summary.decision_seconds.max -- "$BIN" schedule --objects "$WORK/c1000" "$WORK/busy1000.yaml" --workload "$WORK/eightpod.yaml" -o json)"
-echo "(d) 64 gangs x 8 pods, NVLink domain required, 1,000 nodes: $(median summary.seconds summary.snapshot_seconds summary.decision_seconds.p50 summary.decision_seconds.max -- "$BIN" schedule --objects "$WORK/c1000" --workload "$WORK/gangs.yaml" -o json)"
-echo "(e) 10,000 pods, 5,000 nodes: $(median summary.seconds summary.snapshot_seconds summary.decision_seconds.p50 summary.decision_seconds.p99 summary.decision_seconds.max -- "$BIN" schedule --objects "$WORK/c5000" --workload "$WORK/pods10000.yaml" -o json)"
+echo "(c) unsatisfiable 8-GPU claim, 1,000 nodes (schedule): $(median summary.seconds timings.snapshot_seconds timings.decision_seconds.max -- "$BIN" schedule --objects "$WORK/c1000" "$WORK/busy1000.yaml" --workload "$WORK/eightpod.yaml" -o json)"
+echo "(d) 64 gangs x 8 pods, NVLink domain required, 1,000 nodes: $(median summary.seconds timings.snapshot_seconds timings.decision_seconds.p50 timings.decision_seconds.max -- "$BIN" schedule --objects "$WORK/c1000" --workload "$WORK/gangs.yaml" -o json)"
+echo "(e) 10,000 pods, 5,000 nodes: $(median summary.seconds timings.snapshot_seconds timings.decision_seconds.p50 timings.decision_seconds.p99 timings.decision_seconds.max -- "$BIN" schedule --objects "$WORK/c5000" --workload "$WORK/pods10000.yaml" -o json)"

@@ -25,15 +25,6 @@ bool Passes(const Alternative& alt, const model::DeviceInfo& info) {
   return true;
 }
 
-std::string KeyOf(const Alternative& alt) {
-  std::string key = util::Cat(alt.admin_access ? "A" : "-", alt.class_name);
-  for (const Selector& s : alt.selectors) util::Append(key, "\x1f", s.expression);
-  for (const api::Toleration& t : alt.tolerations) {
-    util::Append(key, "\x1e", t.key, "\x1d", t.op, "\x1d", t.value, "\x1d", t.effect);
-  }
-  return key;
-}
-
 }  // namespace
 
 NodeIndex::NodeIndex(const model::Inventory& inventory, const model::AllocationState& state,
@@ -60,8 +51,7 @@ bool NodeIndex::DeviceFree(model::DeviceId d) const {
 }
 
 int NodeIndex::Intern(const Alternative& alt) {
-  std::string key = KeyOf(alt);
-  auto it = by_key_.find(key);
+  auto it = by_key_.find(alt.filter_key);
   if (it != by_key_.end()) return it->second;
   Signature s;
   s.admin = alt.admin_access;
@@ -82,7 +72,7 @@ int NodeIndex::Intern(const Alternative& alt) {
   for (size_t i = leaves_ - 1; i >= 1; --i) s.tree[i] = std::max(s.tree[2 * i], s.tree[2 * i + 1]);
   int id = static_cast<int>(sigs_.size());
   sigs_.push_back(std::move(s));
-  by_key_.emplace(std::move(key), id);
+  by_key_.emplace(alt.filter_key, id);
   return id;
 }
 

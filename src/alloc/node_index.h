@@ -17,8 +17,8 @@
 #define GPUPLANE_ALLOC_NODE_INDEX_H_
 
 #include <cstdint>
-#include <map>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "alloc/request.h"
@@ -80,7 +80,7 @@ class NodeIndex {
   std::vector<uint8_t> free_;                         // device -> counted as free
   size_t leaves_ = 1;                                 // segment tree width
   std::vector<Signature> sigs_;
-  std::map<std::string, int, std::less<>> by_key_;
+  std::unordered_map<std::string, int> by_key_;  // Alternative::filter_key -> id
 };
 
 }  // namespace gpuplane::alloc

@@ -64,6 +64,11 @@ absl::StatusOr<Alternative> CompileAlternative(const std::string& claim, const s
   alt.count = r.count.value_or(1);
   alt.admin_access = r.admin_access.value_or(false);
   alt.tolerations = r.tolerations;
+  alt.filter_key = util::Cat(alt.admin_access ? "A" : "-", alt.class_name);
+  for (const Selector& sel : alt.selectors) util::Append(alt.filter_key, "\x1f", sel.expression);
+  for (const api::Toleration& t : alt.tolerations) {
+    util::Append(alt.filter_key, "\x1e", t.key, "\x1d", t.op, "\x1d", t.value, "\x1d", t.effect);
+  }
   if (r.capacity) alt.capacity = r.capacity->requests;
   return alt;
 }

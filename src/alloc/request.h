@@ -33,6 +33,10 @@ struct Alternative {
   bool admin_access = false;
   std::vector<api::Toleration> tolerations;
   std::map<std::string, api::Quantity> capacity;  // consumable capacity requests
+  // What decides which devices pass the static filters (class, selectors, tolerations, admin
+  // access), as one string: alternatives with equal keys filter alike (the node index
+  // interns them by it).
+  std::string filter_key;
 };
 
 struct CompiledRequest {

@@ -58,11 +58,8 @@ std::unique_ptr<Snapshot> Snapshot::Build(std::vector<api::SourcedObject> cluste
     }
   }
   s->device_worth_ = DeviceWorth(s->inv_, prices);
-  for (model::NodeId n = 0; n < s->inv_.nodes().size(); ++n) {
-    for (model::DeviceId d : s->inv_.nodes()[n].devices) {
-      s->facts_[n].worth = std::max(s->facts_[n].worth, s->device_worth_[d]);
-    }
-  }
+  std::vector<double> node_worth = NodeWorth(s->inv_, s->device_worth_);
+  for (model::NodeId n = 0; n < node_worth.size(); ++n) s->facts_[n].worth = node_worth[n];
   s->index_ = std::make_unique<alloc::NodeIndex>(s->inv_, s->state_);
   return s;
 }

@@ -1,5 +1,6 @@
 #include "sched/worth.h"
 
+#include <algorithm>
 #include <string_view>
 
 namespace gpuplane::sched {
@@ -71,6 +72,15 @@ std::vector<double> DeviceWorth(const model::Inventory& inv,
     if (out[id] >= 0) continue;
     bool gpu = hardware[id] > 0;
     out[id] = !gpu ? 0 : fallback != prices.end() ? fallback->second : hardware[id] * rate;
+  }
+  return out;
+}
+
+std::vector<double> NodeWorth(const model::Inventory& inv,
+                              const std::vector<double>& device_worth) {
+  std::vector<double> out(inv.nodes().size(), 0);
+  for (model::NodeId n = 0; n < inv.nodes().size(); ++n) {
+    for (model::DeviceId d : inv.nodes()[n].devices) out[n] = std::max(out[n], device_worth[d]);
   }
   return out;
 }

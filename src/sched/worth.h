@@ -19,6 +19,10 @@ namespace gpuplane::sched {
 std::vector<double> DeviceWorth(const model::Inventory& inv,
                                 const std::map<std::string, double>& prices);
 
+// Per node of the inventory: the worth of its most valuable device (`device_worth` as
+// DeviceWorth returns it).
+std::vector<double> NodeWorth(const model::Inventory& inv, const std::vector<double>& device_worth);
+
 }  // namespace gpuplane::sched
 
 #endif  // GPUPLANE_SCHED_WORTH_H_

@@ -136,18 +136,6 @@ std::vector<double> NodeGpus(const model::Inventory& inv) {
   return node_gpus;
 }
 
-// Each node's worth: of its most valuable device (sched/worth.h).
-std::vector<double> NodeWorth(const model::Inventory& inv) {
-  std::vector<double> device_worth = sched::DeviceWorth(inv, {});
-  std::vector<double> node_worth(inv.nodes().size(), 0);
-  for (model::NodeId n = 0; n < inv.nodes().size(); ++n) {
-    for (model::DeviceId d : inv.nodes()[n].devices) {
-      node_worth[n] = std::max(node_worth[n], device_worth[d]);
-    }
-  }
-  return node_worth;
-}
-
 // Physical GPUs' worth of an allocation (a MIG slice counts its memory share) and, in
 // `smallest_gib`, the memory of its smallest device.
 double GpuUnits(const model::Inventory& inv, const std::vector<alloc::Choice>& choices,
@@ -186,7 +174,7 @@ ScenarioResult RunMode(const model::Inventory& inv, const std::vector<Job>& jobs
   NodeLoad load(NodeGpus(inv));
   // gpuplane: the cheapest model that fits first (memory x compute capability), so jobs that
   // fit an H100 leave the H200s and B200s to the ones that need their memory.
-  const std::vector<double> node_worth = NodeWorth(inv);
+  const std::vector<double> node_worth = sched::NodeWorth(inv, sched::DeviceWorth(inv, {}));
   const double capacity = load.capacity();
   std::vector<Running> running(jobs.size());
   std::vector<int> attempts(jobs.size(), 0);
