@@ -67,13 +67,23 @@ int NodeIndex::Intern(const Alternative& alt) {
       if (s.admin || free_[d] != 0) ++s.free[n];
     }
   }
-  s.tree.assign(2 * leaves_, -1);
-  for (size_t p = 0; p < order_.size(); ++p) s.tree[leaves_ + p] = s.free[order_[p]];
-  for (size_t i = leaves_ - 1; i >= 1; --i) s.tree[i] = std::max(s.tree[2 * i], s.tree[2 * i + 1]);
+  BuildTree(s);
   int id = static_cast<int>(sigs_.size());
   sigs_.push_back(std::move(s));
   by_key_.emplace(alt.filter_key, id);
   return id;
+}
+
+void NodeIndex::BuildTree(Signature& s) const {
+  s.tree.assign(2 * leaves_, -1);
+  for (size_t p = 0; p < order_.size(); ++p) s.tree[leaves_ + p] = s.free[order_[p]];
+  for (size_t i = leaves_ - 1; i >= 1; --i) s.tree[i] = std::max(s.tree[2 * i], s.tree[2 * i + 1]);
+}
+
+void NodeIndex::Reorder(std::vector<model::NodeId> order) {
+  order_ = std::move(order);
+  for (size_t p = 0; p < order_.size(); ++p) position_[order_[p]] = p;
+  for (Signature& s : sigs_) BuildTree(s);
 }
 
 void NodeIndex::Update(Signature& s, size_t position) {

@@ -56,6 +56,10 @@ class NodeIndex {
   bool MayFit(const std::vector<const CompiledClaim*>& claims, model::NodeId node,
               size_t alternatives = SIZE_MAX);
 
+  // Replaces the node order (a permutation of the inventory's node ids); what is interned
+  // stays, only the trees are rebuilt (O(alternatives x nodes)).
+  void Reorder(std::vector<model::NodeId> order);
+
   // Call after a device's exclusive use changed in the state.
   void Refresh(model::DeviceId device);
 
@@ -67,6 +71,7 @@ class NodeIndex {
     std::vector<int64_t> tree;            // max of free, over positions
   };
   bool DeviceFree(model::DeviceId d) const;
+  void BuildTree(Signature& s) const;
   void Update(Signature& s, size_t position);
   // First position >= from whose free count is >= need.
   size_t FirstAtLeast(const Signature& s, size_t from, int64_t need) const;

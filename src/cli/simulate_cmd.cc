@@ -261,7 +261,7 @@ int RunClaimReplay(const SimulateOptions& opt) {
   std::vector<sim::ClaimJob>& jobs = workload.jobs;
   for (size_t i = 0; i < policies.size(); ++i) {
     std::vector<std::string> skipped;
-    absl::StatusOr<sim::ReplayRun> r = sim::ReplayClaims(inventory, jobs, policies[i], skipped);
+    absl::StatusOr<sim::ReplayRun> r = sim::ReplayClaims(objects, jobs, policies[i], skipped);
     if (!r.ok()) return Fail(r.status());
     if (i == 0) problems.insert(problems.end(), skipped.begin(), skipped.end());
     if (opt.no_timing) r->seconds = 0;

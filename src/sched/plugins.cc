@@ -30,6 +30,65 @@ class InventoryOrder : public NodeOrder {
   }
 };
 
+// Fullest ("pack") or least loaded ("spread") first by the load model, optionally after worth.
+class LoadOrder : public NodeOrder {
+ public:
+  LoadOrder(bool pack, bool worth_first, LoadModel load)
+      : pack_(pack), worth_first_(worth_first), load_(std::move(load)) {}
+
+  bool dynamic() const override { return true; }
+
+  std::vector<model::NodeId> Order(const Snapshot& s) const override {
+    const model::Inventory& inv = s.inventory();
+    std::vector<double> fraction = Used(s);
+    for (model::NodeId n = 0; n < fraction.size(); ++n) {
+      double cap = load_.node_capacity.empty() ? static_cast<double>(inv.nodes()[n].devices.size())
+                                               : load_.node_capacity[n];
+      fraction[n] = cap > 0 ? fraction[n] / cap : 1;
+    }
+    std::vector<model::NodeId> order(inv.nodes().size());
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&](model::NodeId a, model::NodeId b) {
+      if (worth_first_ && s.node(a).worth != s.node(b).worth) {
+        return s.node(a).worth < s.node(b).worth;
+      }
+      return pack_ ? fraction[a] > fraction[b] : fraction[a] < fraction[b];
+    });
+    return order;
+  }
+
+ private:
+  double Units(model::DeviceId d) const {
+    return load_.device_units.empty() ? 1.0 : load_.device_units[d];
+  }
+
+  // Units in use per node: each claim's devices summed, then added to their node.
+  std::vector<double> Used(const Snapshot& s) const {
+    const model::Inventory& inv = s.inventory();
+    std::vector<double> used(inv.nodes().size(), 0);
+    for (const auto& [key, a] : s.claims()) {
+      double units = 0;
+      model::NodeId node = a.node;
+      auto add = [&](model::DeviceId d) {
+        units += Units(d);
+        if (node == model::kNoId) node = inv.devices()[d].node;
+      };
+      for (const alloc::Choice& ch : a.choices) add(ch.device);
+      if (a.choices.empty()) {  // allocated before the snapshot: its result names the devices
+        for (const api::DeviceRequestAllocationResult& r : a.result.devices.results) {
+          if (std::optional<model::DeviceId> d = inv.FindDevice(r.driver, r.pool, r.device))
+            add(*d);
+        }
+      }
+      if (node != model::kNoId) used[node] += units;
+    }
+    return used;
+  }
+
+  bool pack_, worth_first_;
+  LoadModel load_;
+};
+
 }  // namespace
 
 bool PriorityOrder::Less(const PodInfo& a, const PodInfo& b) const {
@@ -70,13 +129,17 @@ std::optional<Rule> KubeNodeFilter::Filter(const Snapshot& s, const PodInfo& pod
 }
 
 const std::vector<std::string>& NodeOrderNames() {
-  static const std::vector<std::string> kNames = {"gpuplane", "first-fit"};
+  static const std::vector<std::string> kNames = {"gpuplane", "first-fit", "pack", "spread",
+                                                  "worth-pack"};
   return kNames;
 }
 
-absl::StatusOr<std::unique_ptr<NodeOrder>> MakeNodeOrder(std::string_view name) {
+absl::StatusOr<std::unique_ptr<NodeOrder>> MakeNodeOrder(std::string_view name, LoadModel load) {
   if (name == "gpuplane") return std::make_unique<WorthOrder>();
   if (name == "first-fit") return std::make_unique<InventoryOrder>();
+  if (name == "pack") return std::make_unique<LoadOrder>(true, false, std::move(load));
+  if (name == "spread") return std::make_unique<LoadOrder>(false, false, std::move(load));
+  if (name == "worth-pack") return std::make_unique<LoadOrder>(true, true, std::move(load));
   std::string names;
   for (const std::string& n : NodeOrderNames()) util::Append(names, names.empty() ? "" : ", ", n);
   return absl::InvalidArgumentError(

@@ -59,14 +59,31 @@ class NodeOrder {
   virtual ~NodeOrder() = default;
   // The nodes, most preferred first (a permutation of the inventory's node ids).
   virtual std::vector<model::NodeId> Order(const Snapshot& s) const = 0;
+  // Whether the order depends on what is placed: the Session asks again before each decision.
+  virtual bool dynamic() const { return false; }
 };
 
-// The policy names MakeNodeOrder accepts: "gpuplane" (least worth first, then inventory order:
-// a job takes the cheapest model that fits, and nodes fill one after another, so big
-// devices and whole nodes stay free) and "first-fit" (inventory order, what `gpuplane
-// allocate` does).
+// What the load orders count as a node's use and size: per device its units (a simulator's
+// GPUs' worth: 1 for a whole GPU, a MIG slice its memory share) and per node its capacity in
+// those units. Empty: 1 per device, and a node's capacity is its number of devices.
+struct LoadModel {
+  std::vector<double> device_units;   // by DeviceId
+  std::vector<double> node_capacity;  // by NodeId
+};
+
+// The policy names MakeNodeOrder accepts, each one algorithm:
+//   "gpuplane"   least worth first, then inventory order: a job takes the cheapest model that
+//                fits, and nodes fill one after another, so big devices and whole nodes stay
+//                free (a static order: right for one pass);
+//   "first-fit"  inventory order, what `gpuplane allocate` does;
+//   "pack"       fullest first by the load model (ties in inventory order), recomputed before
+//                each decision: best fit, keeping whole nodes free;
+//   "spread"     least loaded first, recomputed likewise (Kubernetes' LeastAllocated);
+//   "worth-pack" least worth first, then fullest first.
+// Nodes with no capacity count as full. Claims count toward the node of their devices.
 const std::vector<std::string>& NodeOrderNames();
-absl::StatusOr<std::unique_ptr<NodeOrder>> MakeNodeOrder(std::string_view name);
+absl::StatusOr<std::unique_ptr<NodeOrder>> MakeNodeOrder(std::string_view name,
+                                                         LoadModel load = {});
 
 }  // namespace gpuplane::sched
 

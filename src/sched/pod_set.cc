@@ -83,7 +83,9 @@ void ResolveClaims(const Index& ix, const api::SourcedObject& o, PodInfo& p) {
   }
 }
 
-PodInfo MakePod(const Index& ix, const api::SourcedObject& o, size_t input) {
+}  // namespace
+
+PodInfo DescribePod(const api::SourcedObject& o, size_t input) {
   PodInfo p;
   p.input = input;
   p.source = &o;
@@ -96,6 +98,13 @@ PodInfo MakePod(const Index& ix, const api::SourcedObject& o, size_t input) {
                             Requested(spec.init_containers, "memory", 1'000'000'000, true));
   p.priority = spec.priority.value_or(0);
   p.bound_node = spec.node_name;
+  return p;
+}
+
+namespace {
+
+PodInfo MakePod(const Index& ix, const api::SourcedObject& o, size_t input) {
+  PodInfo p = DescribePod(o, input);
   ResolveClaims(ix, o, p);
   return p;
 }

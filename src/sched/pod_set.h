@@ -65,6 +65,11 @@ struct PodSet {
   std::vector<std::string> warnings;  // "file:line: object: message"
 };
 
+// One Pod's entry without its claims or gang: key, requests (containers summed, init
+// containers at their max), priority, spec.nodeName. REQUIRES: `o` holds a Pod and outlives
+// the result. For engines that build a PodSet themselves (the simulator).
+PodInfo DescribePod(const api::SourcedObject& o, size_t input);
+
 // `cluster`: the cluster's objects, whose ResourceClaims (allocated ones) pods may name too.
 PodSet BuildPodSet(const std::vector<api::SourcedObject>& work,
                    const std::vector<api::SourcedObject>& cluster = {});

@@ -24,7 +24,7 @@ double Since(std::chrono::steady_clock::time_point start) {
 
 absl::StatusOr<std::unique_ptr<Session>> Session::Make(Snapshot& snapshot, const PodSet& pods,
                                                        SessionOptions options) {
-  absl::StatusOr<std::unique_ptr<NodeOrder>> order = MakeNodeOrder(options.policy);
+  absl::StatusOr<std::unique_ptr<NodeOrder>> order = MakeNodeOrder(options.policy, options.load);
   if (!order.ok()) return order.status();
   return std::unique_ptr<Session>(
       new Session(snapshot, pods, std::move(options), std::move(*order)));
@@ -34,8 +34,9 @@ Session::Session(Snapshot& snapshot, const PodSet& pods, SessionOptions options,
                  std::unique_ptr<NodeOrder> order)
     : snap_(snapshot), pods_(pods), options_(std::move(options)), order_(std::move(order)) {
   snap_.SetOrder(order_->Order(snap_));
-  allocator_ = std::make_unique<alloc::Allocator>(snap_.inventory(),
-                                                  alloc::AllocatorOptions{.explain = false});
+  alloc::AllocatorOptions allocator{.explain = false};
+  if (options_.devices == DeviceChoice::kFirstFit) allocator.max_solutions = 1;
+  allocator_ = std::make_unique<alloc::Allocator>(snap_.inventory(), allocator);
   for (const model::DeviceInfo& d : snap_.inventory().devices()) {
     shareable_ = shareable_ || d.spec->allow_multiple_allocations.value_or(false);
   }
@@ -61,6 +62,7 @@ std::vector<Decision> Session::Run() {
     return queue_order_.Less(pods_.pods[a.first], pods_.pods[b.first]);
   });
   for (const auto& [pod, gang] : items) {
+    if (order_->dynamic()) snap_.SetOrder(order_->Order(snap_));
     if (gang >= 0) {
       DecideGang(static_cast<size_t>(gang), out);
     } else if (pods_.pods[pod].problem) {
@@ -70,6 +72,27 @@ std::vector<Decision> Session::Run() {
     }
   }
   return out;
+}
+
+Decision Session::Decide(size_t pod) {
+  const PodInfo& p = pods_.pods[pod];
+  if (p.problem) {
+    Decision d;
+    d.status = *p.problem;
+    return d;
+  }
+  if (order_->dynamic()) snap_.SetOrder(order_->Order(snap_));
+  if (p.gang < 0) return DecideSingle(pod);
+  std::vector<Decision> out(pods_.pods.size());
+  DecideGang(static_cast<size_t>(p.gang), out);
+  return out[pod];
+}
+
+absl::Status Session::Evict(size_t pod) {
+  Statement stmt(snap_);
+  absl::Status st = stmt.Evict(pods_.pods[pod].key);
+  if (st.ok()) stmt.Commit();
+  return st;
 }
 
 void Session::PlaceBound(std::vector<Decision>& out) {
@@ -102,8 +125,10 @@ Decision Session::DecideSingle(size_t pod) {
   } else if (node != model::kNoId) {
     stmt.Commit();
     Fill(pod, node, d);
-  } else {
+  } else if (options_.explain) {
     d.status = Diagnose(pod, nullptr);
+  } else {
+    d.status = Status::Of(Code::kUnschedulable, Stage::kDevices, "no node fits now");
   }
   d.seconds = Since(start);
   return d;
@@ -261,6 +286,7 @@ model::NodeId Session::PlacePod(size_t pod, Statement& stmt, const alloc::Device
   std::vector<const alloc::CompiledClaim*> claims = FreshClaims(pod, pinned, error);
   if (!error.ok()) return model::kNoId;
   size_t tiers = 1;
+
   for (const alloc::CompiledClaim* c : claims) {
     for (const alloc::CompiledRequest& r : c->requests)
       tiers = std::max(tiers, r.alternatives.size());

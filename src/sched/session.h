@@ -42,9 +42,19 @@ struct Decision {
   double seconds = 0;  // time this decision took (its gang's, for members)
 };
 
+// How devices are chosen on a node: the allocator's scoring (NVLink, fragmentation, worth),
+// or the first fit it finds, as Kubernetes' allocator does.
+enum class DeviceChoice { kScored, kFirstFit };
+
 struct SessionOptions {
   std::string policy = "gpuplane";  // a NodeOrderNames() entry
-  int64_t gang_budget = 200'000;    // allocator calls one gang may spend
+  LoadModel load;                   // for the load orders ("pack", "spread", "worth-pack")
+  DeviceChoice devices = DeviceChoice::kScored;
+  // Diagnose failures (which rule, on how many nodes; what would unblock). A simulator that
+  // only needs placed-or-not turns it off: an unplaced pod is then Unschedulable without
+  // counts.
+  bool explain = true;
+  int64_t gang_budget = 200'000;  // allocator calls one gang may spend
   // Check every allocation with the independent verifier (alloc/verifier.h) before placing
   // it; a rejection is an Error status (tests turn this on).
   bool verify = false;
@@ -60,6 +70,13 @@ class Session {
   // Decides every pod not already bound; decisions are parallel to PodSet::pods (bound pods
   // are Scheduled on their node).
   std::vector<Decision> Run();
+
+  // For engines that decide pods one at a time as they arrive (the simulator): decides
+  // `pod` now and commits it when placed. A gang member decides its whole gang; the
+  // member's own decision is returned. REQUIRES: the pod is not placed.
+  Decision Decide(size_t pod);
+  // Removes a placed pod (it ended); claims it was the last user of are released.
+  absl::Status Evict(size_t pod);
 
  private:
   struct Group;  // pods being placed on one node together

@@ -74,9 +74,7 @@ const PodPlacement* Snapshot::placement(const std::string& pod) const {
   return it == pods_.end() ? nullptr : &it->second;
 }
 
-void Snapshot::SetOrder(std::vector<model::NodeId> order) {
-  index_ = std::make_unique<alloc::NodeIndex>(inv_, state_, std::move(order));
-}
+void Snapshot::SetOrder(std::vector<model::NodeId> order) { index_->Reorder(std::move(order)); }
 
 absl::Status Snapshot::Take(const std::vector<alloc::Choice>& choices) {
   for (const alloc::Choice& ch : choices) {

@@ -67,6 +67,8 @@ class Snapshot {
   const std::vector<std::string>& warnings() const { return warnings_; }
   const ClaimAllocation* claim(const std::string& key) const;
   const PodPlacement* placement(const std::string& pod) const;
+  // Every claim allocated, by key.
+  const std::map<std::string, ClaimAllocation, std::less<>>& claims() const { return claims_; }
   // Replaces the node order the index searches in (a policy's preference).
   void SetOrder(std::vector<model::NodeId> order);
 

@@ -10,8 +10,9 @@
 #include "alloc/request.h"
 #include "api/loader.h"
 #include "model/allocation_state.h"
-#include "sim/fifo_events.h"
-#include "sim/node_load.h"
+#include "sched/pod_set.h"
+#include "sched/snapshot.h"
+#include "sim/engine.h"
 #include "util/strings.h"
 
 namespace gpuplane::sim {
@@ -61,12 +62,6 @@ std::vector<double> GpuShares(const model::Inventory& inv) {
   return share;
 }
 
-struct Running {
-  std::vector<alloc::Choice> choices;
-  model::NodeId node = 0;
-  double gpus = 0;
-};
-
 }  // namespace
 
 ClaimWorkload LoadClaimWorkload(const std::vector<std::string>& paths) {
@@ -96,7 +91,7 @@ ClaimWorkload LoadClaimWorkload(const std::vector<std::string>& paths) {
       out.problems.push_back(util::Cat(where, ": ", u.label, ": ", problem, "; skipped"));
       continue;
     }
-    out.jobs.push_back({u.label, where, std::move(u.claims), *arrival, *duration});
+    out.jobs.push_back({u.label, where, *u.source, std::move(u.claims), *arrival, *duration});
   }
   std::stable_sort(out.jobs.begin(), out.jobs.end(),
                    [](const ClaimJob& a, const ClaimJob& b) { return a.arrival < b.arrival; });
@@ -114,16 +109,13 @@ double GpuCapacity(const model::Inventory& inv) {
 
 namespace {
 
-// Compiles every job; drops (with a problem naming it) those no node of the empty cluster can
-// run. Returns the claims of the jobs kept, parallel to `jobs`.
-std::vector<std::vector<alloc::CompiledClaim>> CompileRunnable(const model::Inventory& inv,
-                                                               const alloc::Allocator& allocator,
-                                                               std::vector<ClaimJob>& jobs,
-                                                               std::vector<std::string>& problems) {
+// Drops (with a problem naming it) the jobs whose claims do not compile or that no node of
+// the empty cluster can run.
+void CompileRunnable(const model::Inventory& inv, const alloc::Allocator& allocator,
+                     std::vector<ClaimJob>& jobs, std::vector<std::string>& problems) {
   alloc::Allocator explainer(inv);
   alloc::SelectorCache cache;
   model::AllocationState state(inv);
-  std::vector<std::vector<alloc::CompiledClaim>> compiled;
   std::vector<ClaimJob> runnable;
   for (ClaimJob& job : jobs) {
     std::vector<alloc::CompiledClaim> cc;
@@ -155,11 +147,22 @@ std::vector<std::vector<alloc::CompiledClaim>> CompileRunnable(const model::Inve
       problems.push_back(util::Cat(job.where, ": ", job.label, ": ", problem, "; skipped"));
       continue;
     }
-    compiled.push_back(std::move(cc));
     runnable.push_back(std::move(job));
   }
   jobs = std::move(runnable);
-  return compiled;
+}
+
+// The job as a pod of the engine's PodSet. Keys carry the job's index, so jobs with equal
+// names (a workload may repeat one) stay apart.
+sched::PodInfo SimPod(const ClaimJob& job, size_t index) {
+  sched::PodInfo p = sched::DescribePod(job.pod, index);
+  p.key = util::Cat(index, ":", p.key);
+  p.bound_node.clear();  // the replay places every job itself
+  for (const api::ResourceClaim& c : job.claims) {
+    p.claims.push_back(
+        {util::Cat(index, ":", c.metadata.namespace_name, "/", c.metadata.name), c, false});
+  }
+  return p;
 }
 
 // Each node's capacity in whole GPUs.
@@ -173,83 +176,49 @@ std::vector<double> NodeGpus(const model::Inventory& inv, const std::vector<doub
 
 }  // namespace
 
-absl::StatusOr<ReplayRun> ReplayClaims(const model::Inventory& inv, std::vector<ClaimJob>& jobs,
-                                       const std::string& policy,
+absl::StatusOr<ReplayRun> ReplayClaims(const std::vector<api::SourcedObject>& cluster,
+                                       std::vector<ClaimJob>& jobs, const std::string& policy,
                                        std::vector<std::string>& problems, int samples) {
   if (policy != "gpuplane" && policy != "k8s") {
     return absl::InvalidArgumentError(util::Cat(
         "--policy ", policy, ": a workload of Pods with claims runs with gpuplane or k8s"));
   }
   auto wall = std::chrono::steady_clock::now();
-  const bool packing = policy == "gpuplane";
+  std::unique_ptr<sched::Snapshot> snapshot = sched::Snapshot::Build(cluster);
+  const model::Inventory& inv = snapshot->inventory();
+  EngineConfig config;
+  // gpuplane packs (fullest first, keeping whole nodes free) with the allocator's scoring;
+  // k8s spreads (least allocated) and takes the first devices that fit.
+  config.policy = policy == "gpuplane" ? "pack" : "spread";
+  config.devices =
+      policy == "gpuplane" ? sched::DeviceChoice::kScored : sched::DeviceChoice::kFirstFit;
   alloc::AllocatorOptions options{.explain = false};
-  if (!packing) options.max_solutions = 1;  // Kubernetes takes the first fit
-  alloc::Allocator allocator(inv, options);
-  std::vector<std::vector<alloc::CompiledClaim>> compiled =
-      CompileRunnable(inv, allocator, jobs, problems);
-  model::AllocationState state(inv);
+  if (config.devices == sched::DeviceChoice::kFirstFit) options.max_solutions = 1;
+  CompileRunnable(inv, alloc::Allocator(inv, options), jobs, problems);
 
-  const std::vector<double> share = GpuShares(inv);
-  NodeLoad load(NodeGpus(inv, share));
-  const double capacity = load.capacity();
+  config.load.device_units = GpuShares(inv);
+  config.load.node_capacity = NodeGpus(inv, config.load.device_units);
+  double horizon = 0;
+  for (const ClaimJob& j : jobs) horizon = std::max(horizon, j.arrival + j.duration);
+  config.samples = samples;
+  config.sample_span = horizon;
+  sched::PodSet pods;
+  std::vector<EngineJob> engine_jobs;
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    pods.pods.push_back(SimPod(jobs[i], i));
+    engine_jobs.push_back({jobs[i].arrival, jobs[i].duration});
+  }
+  absl::StatusOr<EngineRun> er = RunEngine(*snapshot, pods, engine_jobs, config);
+  if (!er.ok()) return er.status();
   ReplayRun run;
   run.policy = policy;
   run.jobs = static_cast<int64_t>(jobs.size());
-  double horizon = 0;
-  for (const ClaimJob& j : jobs) horizon = std::max(horizon, j.arrival + j.duration);
-  std::vector<Running> running(jobs.size());
-  JobEnds ends;
-  double now = 0, last = 0, used_time = 0;
-  const double sample_every = horizon > 0 ? horizon / std::max(1, samples) : 1;
-  double next_sample = 0;
-  auto advance = [&](double t) {  // integrate utilization and take samples up to t
-    while (next_sample <= t && next_sample <= horizon) {
-      run.utilization.emplace_back(next_sample,
-                                   capacity > 0 ? load.total_used() * 100 / capacity : 0);
-      next_sample += sample_every;
-    }
-    used_time += load.total_used() * (t - last);
-    last = t;
-  };
-  auto try_start = [&](size_t j) {
-    std::vector<const alloc::CompiledClaim*> ptrs;
-    ptrs.reserve(compiled[j].size());
-    for (const alloc::CompiledClaim& c : compiled[j]) ptrs.push_back(&c);
-    // gpuplane packs (fullest first, keeping whole nodes free); k8s spreads (least allocated).
-    for (model::NodeId n : load.Order(packing)) {
-      alloc::Outcome o = allocator.Allocate(ptrs, n, state);
-      if (!o.allocated) continue;
-      if (!allocator.Commit(o, ptrs, state).ok()) return false;
-      Running& r = running[j];
-      r.choices = o.choices;
-      r.node = n;
-      r.gpus = 0;
-      for (const alloc::Choice& ch : o.choices) r.gpus += share[ch.device];
-      load.Add(n, r.gpus);
-      run.waits.push_back(now - jobs[j].arrival);
-      ends.push({now + jobs[j].duration, j});
-      return true;
-    }
-    return false;
-  };
-  auto depart = [&](size_t j) {
-    Running& r = running[j];
-    (void)allocator.Release(r.choices, state);
-    load.Remove(r.node, r.gpus);
-    return false;
-  };
-  const std::list<size_t> queue = RunFifoEvents(
-      jobs.size(), [&](size_t j) { return jobs[j].arrival; }, ends, Arrivals::kBehindQueue,
-      [&](double t) {
-        now = t;
-        advance(t);
-      },
-      try_start, depart);
+  run.waits = std::move(er->waits);
+  run.utilization = std::move(er->samples);
   run.started = static_cast<int64_t>(run.waits.size());
-  run.never_started = static_cast<int64_t>(queue.size());
-  run.end_time = std::max(horizon, now);
-  advance(run.end_time);
-  run.gpu_hours = used_time / 3600;
+  run.never_started = static_cast<int64_t>(er->never_started);
+  run.end_time = er->end_time;
+  run.gpu_hours = er->unit_time / 3600;
   run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall).count();
   return run;
 }

@@ -1,10 +1,12 @@
 // Replay of Pods with DRA claims (`gpuplane simulate --mode replay --workload FILE`): Pods,
 // ResourceClaimTemplates and ResourceClaims in YAML, JSON or JSONL, each Pod a job that
 // arrives at its `sim.gpuplane.io/arrival` annotation (seconds from the start, default 0) and
-// runs for `sim.gpuplane.io/duration` seconds. Jobs are placed by the real allocator on the
-// cluster's own DRA objects: `gpuplane` tries nodes fullest first with the allocator's
-// scoring, `k8s` least allocated first with first-fit devices. Jobs that do not fit wait in a
-// FIFO queue, retried when jobs end. Jobs that fit no node of the empty cluster, Pods sharing a
+// runs for `sim.gpuplane.io/duration` seconds. Jobs run through the simulator's engine
+// (engine.h: the scheduling core's Session on the cluster's own DRA objects, with its node
+// filters, so taints, node selectors and CPU/memory of Node objects apply): `gpuplane` is the
+// "pack" node order (fullest first) with the allocator's scoring, `k8s` the "spread" order
+// (least allocated first) with first-fit devices. Jobs that do not fit wait in a FIFO queue,
+// retried when jobs end. Jobs that fit no node of the empty cluster, Pods sharing a
 // claim, and bad annotations are reported with file and line and skipped.
 #ifndef GPUPLANE_SIM_CLAIM_REPLAY_H_
 #define GPUPLANE_SIM_CLAIM_REPLAY_H_
@@ -25,6 +27,7 @@ inline constexpr char kDurationAnnotation[] = "sim.gpuplane.io/duration";
 struct ClaimJob {
   std::string label;  // "pod ns/name"
   std::string where;  // file:line
+  api::SourcedObject pod;
   std::vector<api::ResourceClaim> claims;
   double arrival = 0, duration = 0;  // seconds
 };
@@ -41,7 +44,9 @@ ClaimWorkload LoadClaimWorkload(const std::vector<std::string>& paths);
 // `problems` (with the allocator's reasons on the first node) and not replayed. The result is
 // a ReplayRun like the trace replay's (seed 0: nothing here is random), with utilization in
 // whole GPUs' worth (see GpuShares in the .cc) sampled `samples` times.
-absl::StatusOr<ReplayRun> ReplayClaims(const model::Inventory& inventory,
+// `cluster`: DeviceClasses, ResourceSlices, Nodes (and claims already allocated, which keep
+// their devices).
+absl::StatusOr<ReplayRun> ReplayClaims(const std::vector<api::SourcedObject>& cluster,
                                        std::vector<ClaimJob>& jobs, const std::string& policy,
                                        std::vector<std::string>& problems, int samples = 200);
 

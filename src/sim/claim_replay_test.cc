@@ -6,8 +6,8 @@
 namespace gpuplane::sim {
 namespace {
 
-model::Inventory Generated(const std::string& mix) {
-  return model::Inventory::Build(ToObjects(*GenerateCluster(*ParseClusterMix(mix))));
+std::vector<api::SourcedObject> Generated(const std::string& mix) {
+  return ToObjects(*GenerateCluster(*ParseClusterMix(mix)));
 }
 
 TEST(ClaimReplayTest, JobsWaitForCapacityInArrivalOrder) {
@@ -17,11 +17,12 @@ TEST(ClaimReplayTest, JobsWaitForCapacityInArrivalOrder) {
   EXPECT_EQ(w.jobs[0].label, "pod train/job-a");
   EXPECT_EQ(w.jobs[0].where, "testdata/sim/claims/workload.yaml:18");
   EXPECT_EQ(w.jobs[0].claims.at(0).metadata.name, "job-a-gpus");
-  model::Inventory inv = Generated("h100=1");
+  const std::vector<api::SourcedObject> cluster = Generated("h100=1");
+  const model::Inventory inv = model::Inventory::Build(cluster);
   for (const char* policy : {"gpuplane", "k8s"}) {
     std::vector<ClaimJob> jobs = w.jobs;
     std::vector<std::string> problems;
-    absl::StatusOr<ReplayRun> r = ReplayClaims(inv, jobs, policy, problems);
+    absl::StatusOr<ReplayRun> r = ReplayClaims(cluster, jobs, policy, problems);
     ASSERT_TRUE(r.ok()) << r.status();
     EXPECT_TRUE(problems.empty());
     EXPECT_EQ(r->jobs, 3);
@@ -50,15 +51,15 @@ TEST(ClaimReplayTest, BadJobsAreReportedWithFileAndLine) {
             std::string::npos)
       << w.problems[1];
   ASSERT_EQ(w.jobs.size(), 1u);
-  model::Inventory inv = Generated("h100=2");
+  const std::vector<api::SourcedObject> cluster = Generated("h100=2");
   std::vector<std::string> problems;
-  absl::StatusOr<ReplayRun> r = ReplayClaims(inv, w.jobs, "gpuplane", problems);
+  absl::StatusOr<ReplayRun> r = ReplayClaims(cluster, w.jobs, "gpuplane", problems);
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->jobs, 0);
   ASSERT_EQ(problems.size(), 1u);
   EXPECT_NE(problems[0].find("bad.yaml:16: pod train/too-big: fits no node"), std::string::npos)
       << problems[0];
-  EXPECT_FALSE(ReplayClaims(inv, w.jobs, "fgd", problems).ok());
+  EXPECT_FALSE(ReplayClaims(cluster, w.jobs, "fgd", problems).ok());
 }
 
 TEST(ClaimReplayTest, PackingKeepsWholeNodesFree) {
@@ -71,13 +72,13 @@ TEST(ClaimReplayTest, PackingKeepsWholeNodesFree) {
   big.claims[0].spec.devices.requests[0].exactly->count = 8;
   big.arrival = 10;
   big.duration = 10;
-  model::Inventory inv = Generated("h100=2");
+  const std::vector<api::SourcedObject> cluster = Generated("h100=2");
   double wait[2];
   int i = 0;
   for (const char* policy : {"k8s", "gpuplane"}) {
     std::vector<ClaimJob> jobs = {small, small, big};
     std::vector<std::string> problems;
-    absl::StatusOr<ReplayRun> r = ReplayClaims(inv, jobs, policy, problems);
+    absl::StatusOr<ReplayRun> r = ReplayClaims(cluster, jobs, policy, problems);
     ASSERT_TRUE(r.ok());
     ASSERT_EQ(r->waits.size(), 3u);
     wait[i++] = r->waits[2];  // the big job's (the small ones start at once)

@@ -5,15 +5,12 @@
 #include <cmath>
 #include <list>
 
-#include "alloc/allocator.h"
-#include "alloc/request.h"
-#include "model/allocation_state.h"
 #include "model/inventory.h"
+#include "sched/pod_set.h"
 #include "sched/rng.h"
-#include "sched/worth.h"
+#include "sched/snapshot.h"
 #include "sim/cluster_generator.h"
-#include "sim/fifo_events.h"
-#include "sim/node_load.h"
+#include "sim/engine.h"
 #include "util/strings.h"
 
 namespace gpuplane::sim {
@@ -106,25 +103,6 @@ api::ResourceClaimSpec ClaimFor(const Job& j, bool dra) {
   return spec;
 }
 
-struct Running {
-  std::vector<alloc::Choice> choices;
-  model::NodeId node = 0;
-  double gpu_units = 0;  // physical GPUs' worth (a MIG slice counts its memory share)
-  bool oom = false;
-  double started = 0;
-};
-
-std::vector<alloc::CompiledClaim> CompileJobs(const model::Inventory& inv,
-                                              const std::vector<Job>& jobs, bool dra) {
-  alloc::SelectorCache cache;
-  std::vector<alloc::CompiledClaim> claims;
-  for (size_t i = 0; i < jobs.size(); ++i) {
-    claims.push_back(
-        *alloc::CompileClaim("sim", util::Cat("job-", i), ClaimFor(jobs[i], dra), inv, cache));
-  }
-  return claims;
-}
-
 // Each node's capacity in physical GPUs, for node ordering and utilization.
 std::vector<double> NodeGpus(const model::Inventory& inv) {
   std::vector<double> node_gpus(inv.nodes().size(), 0);
@@ -136,19 +114,41 @@ std::vector<double> NodeGpus(const model::Inventory& inv) {
   return node_gpus;
 }
 
-// Physical GPUs' worth of an allocation (a MIG slice counts its memory share) and, in
-// `smallest_gib`, the memory of its smallest device.
-double GpuUnits(const model::Inventory& inv, const std::vector<alloc::Choice>& choices,
-                int64_t& smallest_gib) {
-  double units = 0;
-  for (const alloc::Choice& ch : choices) {
-    const api::Device& dev = *inv.devices()[ch.device].spec;
-    int64_t gib = dev.capacity.at("memory").value.Value() >> 30;
-    smallest_gib = std::min(smallest_gib, gib);
-    bool full = dev.attributes.at("type").string_value == "gpu";
-    units += full ? 1.0 : static_cast<double>(gib) / 80.0;
+// Physical GPUs' worth per device: 1 for a whole GPU, a MIG slice its memory share of an
+// 80 GiB GPU.
+std::vector<double> DeviceUnits(const model::Inventory& inv) {
+  std::vector<double> units;
+  for (const model::DeviceInfo& d : inv.devices()) {
+    int64_t gib = d.spec->capacity.at("memory").value.Value() >> 30;
+    bool full = d.spec->attributes.at("type").string_value == "gpu";
+    units.push_back(full ? 1.0 : static_cast<double>(gib) / 80.0);
   }
   return units;
+}
+
+// The memory of an allocation's smallest device, in GiB.
+int64_t SmallestGib(const model::Inventory& inv, const std::vector<model::DeviceId>& devices) {
+  int64_t smallest = INT64_MAX;
+  for (model::DeviceId d : devices) {
+    smallest = std::min(smallest, inv.devices()[d].spec->capacity.at("memory").value.Value() >> 30);
+  }
+  return smallest;
+}
+
+// One pod per job, asking for the job's claim.
+sched::PodSet JobPods(const std::vector<Job>& jobs, bool dra, const api::SourcedObject& pod) {
+  sched::PodSet pods;
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    sched::PodInfo p = sched::DescribePod(pod, i);
+    p.key = util::Cat("sim/job-", i);
+    api::ResourceClaim claim;
+    claim.metadata.namespace_name = "sim";
+    claim.metadata.name = util::Cat("job-", i);
+    claim.spec = ClaimFor(jobs[i], dra);
+    p.claims.push_back({p.key, std::move(claim), false});
+    pods.pods.push_back(std::move(p));
+  }
+  return pods;
 }
 
 void Waits(std::vector<double>& waits, ScenarioResult& res) {
@@ -160,62 +160,52 @@ void Waits(std::vector<double>& waits, ScenarioResult& res) {
       waits.empty() ? 0 : waits[std::min(waits.size() - 1, waits.size() * 95 / 100)];
 }
 
-ScenarioResult RunMode(const model::Inventory& inv, const std::vector<Job>& jobs, bool dra,
-                       const ScenarioSpec& spec) {
+// The engine's configuration for a mode: k8s spreads (LeastAllocated) and takes the first
+// devices that fit; gpuplane takes the cheapest model that fits (memory x compute
+// capability), so jobs that fit an H100 leave the H200s and B200s to the ones that need their
+// memory, then packs (best fit), keeping whole nodes free, with the allocator's scoring.
+EngineConfig ModeConfig(const model::Inventory& inv, bool dra, const ScenarioSpec& spec) {
+  EngineConfig config;
+  config.policy = dra ? "worth-pack" : "spread";
+  config.devices = dra ? sched::DeviceChoice::kScored : sched::DeviceChoice::kFirstFit;
+  config.load.device_units = DeviceUnits(inv);
+  config.load.node_capacity = NodeGpus(inv);
+  config.arrivals = Arrivals::kTryFirst;
+  config.horizon = spec.days * 24;
+  return config;
+}
+
+absl::StatusOr<ScenarioResult> RunMode(const std::vector<api::SourcedObject>& cluster,
+                                       const std::vector<Job>& jobs, bool dra,
+                                       const ScenarioSpec& spec) {
   auto wall = std::chrono::steady_clock::now();
   ScenarioResult res;
   res.mode = dra ? "gpuplane" : "k8s";
   res.jobs = static_cast<int64_t>(jobs.size());
-  model::AllocationState state(inv);
-  alloc::AllocatorOptions options{.explain = false};
-  if (!dra) options.max_solutions = 1;  // Kubernetes: first fit
-  alloc::Allocator allocator(inv, options);
-  std::vector<alloc::CompiledClaim> claims = CompileJobs(inv, jobs, dra);
-  NodeLoad load(NodeGpus(inv));
-  // gpuplane: the cheapest model that fits first (memory x compute capability), so jobs that
-  // fit an H100 leave the H200s and B200s to the ones that need their memory.
-  const std::vector<double> node_worth = sched::NodeWorth(inv, sched::DeviceWorth(inv, {}));
-  const double capacity = load.capacity();
-  std::vector<Running> running(jobs.size());
+  std::unique_ptr<sched::Snapshot> snapshot = sched::Snapshot::Build(cluster);
+  const model::Inventory& inv = snapshot->inventory();
+  const api::SourcedObject pod{api::Pod{}, "scenario", 0, true};
+  const sched::PodSet pods = JobPods(jobs, dra, pod);
+  std::vector<EngineJob> engine_jobs;
+  engine_jobs.reserve(jobs.size());
+  for (const Job& j : jobs) engine_jobs.push_back({j.arrival, j.hours});
   std::vector<int> attempts(jobs.size(), 0);
+  std::vector<bool> oom(jobs.size(), false);
   std::vector<double> waits;
-  JobEnds ends;
-  double now = 0, last = 0, used_time = 0;
-  const double horizon = spec.days * 24;
-  auto advance = [&](double t) {
-    double upto = std::min(t, horizon);
-    if (upto > last) used_time += load.total_used() * (upto - last);
-    last = std::max(last, upto);
+  EngineHooks hooks;
+  hooks.run_time = [&](size_t j, const std::vector<model::DeviceId>& devices) {
+    ++attempts[j];
+    oom[j] = SmallestGib(inv, devices) < jobs[j].need_gib;
+    return oom[j] ? std::min(kOomAfterHours, jobs[j].hours) : jobs[j].hours;
   };
-  auto try_start = [&](size_t j) {
-    // k8s spreads (LeastAllocated); gpuplane packs (best fit), keeping whole nodes free.
-    for (model::NodeId n : load.Order(/*pack=*/dra, dra ? &node_worth : nullptr)) {
-      alloc::Outcome o = allocator.Allocate({&claims[j]}, n, state);
-      if (!o.allocated) continue;
-      if (!allocator.Commit(o, {&claims[j]}, state).ok()) return false;
-      Running& r = running[j];
-      r.choices = o.choices;
-      r.node = n;
-      r.started = now;
-      int64_t smallest_gib = INT64_MAX;
-      r.gpu_units = GpuUnits(inv, o.choices, smallest_gib);
-      r.oom = smallest_gib < jobs[j].need_gib;
-      load.Add(n, r.gpu_units);
-      ++attempts[j];
-      ends.push({now + (r.oom ? std::min(kOomAfterHours, jobs[j].hours) : jobs[j].hours), j});
-      return true;
-    }
-    return false;
-  };
-  auto depart = [&](size_t j) {  // true: an OOM retry joins the queue again
-    Running& r = running[j];
-    (void)allocator.Release(r.choices, state);
-    load.Remove(r.node, r.gpu_units);
-    double gpu_hours = r.gpu_units * (now - r.started);
-    if (!r.oom) {
+  double now = 0;
+  hooks.ended = [&](size_t j, double started, double units) {  // true: an OOM retry
+    now = started + (oom[j] ? std::min(kOomAfterHours, jobs[j].hours) : jobs[j].hours);
+    double gpu_hours = units * (now - started);
+    if (!oom[j]) {
       ++res.completed;
       res.useful_gpu_hours += gpu_hours;
-      waits.push_back(r.started - jobs[j].arrival);
+      waits.push_back(started - jobs[j].arrival);
       return false;
     }
     ++res.oom_failures;
@@ -224,16 +214,13 @@ ScenarioResult RunMode(const model::Inventory& inv, const std::vector<Job>& jobs
     ++res.gave_up;
     return false;
   };
-  const std::list<size_t> queue = RunFifoEvents(
-      jobs.size(), [&](size_t j) { return jobs[j].arrival; }, ends, Arrivals::kTryFirst,
-      [&](double t) {
-        now = t;
-        advance(t);
-      },
-      try_start, depart);
-  res.never_started = static_cast<int64_t>(queue.size());
+  absl::StatusOr<EngineRun> run =
+      RunEngine(*snapshot, pods, engine_jobs, ModeConfig(inv, dra, spec), hooks);
+  if (!run.ok()) return run.status();
+  res.never_started = static_cast<int64_t>(run->never_started);
   Waits(waits, res);
-  res.utilization = capacity > 0 ? used_time / (capacity * horizon) * 100 : 0;
+  res.utilization =
+      run->capacity > 0 ? run->unit_time / (run->capacity * (spec.days * 24)) * 100 : 0;
   res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall).count();
   return res;
 }
@@ -253,10 +240,15 @@ absl::StatusOr<std::vector<ScenarioResult>> RunDefaultScenario(const ScenarioSpe
   if (!cs.ok()) return cs.status();
   absl::StatusOr<GeneratedCluster> cluster = GenerateCluster(*cs);
   if (!cluster.ok()) return cluster.status();
-  model::Inventory inv = model::Inventory::Build(ToObjects(*cluster));
+  const std::vector<api::SourcedObject> objects = ToObjects(*cluster);
   std::vector<Job> jobs = MakeJobs(spec);
-  return std::vector<ScenarioResult>{RunMode(inv, jobs, false, spec),
-                                     RunMode(inv, jobs, true, spec)};
+  std::vector<ScenarioResult> results;
+  for (bool dra : {false, true}) {
+    absl::StatusOr<ScenarioResult> r = RunMode(objects, jobs, dra, spec);
+    if (!r.ok()) return r.status();
+    results.push_back(std::move(*r));
+  }
+  return results;
 }
 
 }  // namespace gpuplane::sim
