@@ -299,11 +299,11 @@ class Agent {
 
 }  // namespace
 
-int RunAgent(const AgentOptions& opt, const std::atomic<bool>& stop) {
+absl::Status RunAgent(const AgentOptions& opt, const std::atomic<bool>& stop) {
   Agent agent(opt);
   if (absl::Status s = agent.Init(); !s.ok()) {
     LogLine({{"level", "error"}, {"message", std::string(s.message())}});
-    return 2;
+    return s;
   }
   std::unique_ptr<AgentServer> server;
   if (!opt.listen.empty()) {
@@ -311,7 +311,7 @@ int RunAgent(const AgentOptions& opt, const std::atomic<bool>& stop) {
     absl::StatusOr<std::string> where = server->Start(opt.listen);
     if (!where.ok()) {
       LogLine({{"level", "error"}, {"message", std::string(where.status().message())}});
-      return 2;
+      return where.status();
     }
     LogLine({{"level", "info"},
              {"message", "serving /metrics, /healthz and /attribution"},
@@ -340,7 +340,7 @@ int RunAgent(const AgentOptions& opt, const std::atomic<bool>& stop) {
            {"passes", passes},
            {"pass_cpu_seconds", pass_cpu},
            {"errors", agent.state().problems->counts()}});
-  return 0;
+  return absl::OkStatus();
 }
 
 }  // namespace gpuplane::acct

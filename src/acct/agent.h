@@ -12,6 +12,8 @@
 #include <cstdint>
 #include <string>
 
+#include "absl/status/status.h"
+
 namespace gpuplane::acct {
 
 struct AgentOptions {
@@ -43,9 +45,10 @@ struct AgentOptions {
   int64_t max_passes = 0;    // stop after this many passes (0: no limit)
 };
 
-// Runs until `stop` becomes true (or the limits above). Returns the process exit code:
-// 0, or 2 when the options or required inputs are unusable (named on stderr).
-int RunAgent(const AgentOptions& options, const std::atomic<bool>& stop);
+// Runs until `stop` becomes true (or the limits above); the error, also logged, when it cannot
+// start: InvalidArgument/NotFound/FailedPrecondition for unusable options or inputs,
+// Unavailable when a dependency is down (NVML, the API server, the listen address).
+absl::Status RunAgent(const AgentOptions& options, const std::atomic<bool>& stop);
 
 }  // namespace gpuplane::acct
 

@@ -12,7 +12,7 @@ namespace {
 
 std::vector<api::SourcedObject> LoadPaths(std::vector<std::string> rel) {
   for (std::string& p : rel) p.insert(0, std::string(GPUPLANE_SOURCE_DIR) + "/");
-  api::LoadResult r = api::LoadPaths(rel);
+  api::LoadResult r = *api::LoadPaths(rel);
   EXPECT_EQ(r.errors(), 0u);
   return r.objects;
 }

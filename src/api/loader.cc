@@ -170,7 +170,7 @@ absl::Status Loader::AddPath(const std::string& path) {
   for (fs::recursive_directory_iterator it(path, ec), end; !ec && it != end; it.increment(ec)) {
     if (it->is_regular_file() && IsObjectFile(it->path())) files.push_back(it->path().string());
   }
-  if (ec) return absl::UnavailableError(path + ": cannot list directory: " + ec.message());
+  if (ec) return absl::InvalidArgumentError(path + ": cannot list directory: " + ec.message());
   std::sort(files.begin(), files.end());
   for (const std::string& f : files) AddFile(f);
   return absl::OkStatus();
@@ -208,19 +208,12 @@ LoadResult Loader::Finish() {
   return std::move(result_);
 }
 
-LoadResult LoadPaths(const std::vector<std::string>& paths) {
+absl::StatusOr<LoadResult> LoadPaths(const std::vector<std::string>& paths) {
   Loader loader;
-  std::vector<Diagnostic> usage;
   for (const std::string& p : paths) {
-    absl::Status s = loader.AddPath(p);
-    if (!s.ok()) {
-      usage.push_back(
-          Diagnostic{Diagnostic::Severity::kError, "", 0, "", "", std::string(s.message())});
-    }
+    if (absl::Status s = loader.AddPath(p); !s.ok()) return s;
   }
-  LoadResult r = loader.Finish();
-  r.diagnostics.insert(r.diagnostics.begin(), usage.begin(), usage.end());
-  return r;
+  return loader.Finish();
 }
 
 }  // namespace gpuplane::api

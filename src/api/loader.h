@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "api/diagnostic.h"
 #include "api/object.h"
 #include "api/reader.h"
@@ -38,8 +39,11 @@ class Loader {
   LoadResult result_;
 };
 
-// Convenience: loads all paths; usage errors (missing paths) become diagnostics too.
-LoadResult LoadPaths(const std::vector<std::string>& paths);
+// The one way commands load their inputs: every path in order (files, or directories read
+// recursively). A path that is missing or cannot be listed is a usage error, returned as the
+// status (NotFound or InvalidArgument, naming the path); problems inside files are the
+// result's diagnostics, with file and line.
+absl::StatusOr<LoadResult> LoadPaths(const std::vector<std::string>& paths);
 
 }  // namespace gpuplane::api
 

@@ -42,8 +42,10 @@ TEST(MalformedInputTest, EveryCaseReportsItsExpectedDiagnostic) {
     SCOPED_TRACE(entry.path().filename().string());
     std::vector<std::string> expected = Expectations(entry.path());
     ASSERT_FALSE(expected.empty()) << "case has no expectation";
-    LoadResult r =
+    absl::StatusOr<LoadResult> read =
         LoadPaths({std::filesystem::relative(entry.path(), GPUPLANE_SOURCE_DIR).string()});
+    ASSERT_TRUE(read.ok()) << read.status();
+    const LoadResult& r = *read;
     EXPECT_GT(r.errors(), 0u);
     std::string all;
     for (const Diagnostic& d : r.diagnostics) all += d.ToString() + "\n";

@@ -50,7 +50,7 @@ TEST(ObjectTest, EveryExampleFileRoundTrips) {
     std::string ext = entry.path().extension().string();
     if (ext != ".yaml" && ext != ".json") continue;
     ++files;
-    LoadResult r = LoadPaths({entry.path().string()});
+    LoadResult r = *LoadPaths({entry.path().string()});
     ASSERT_EQ(r.errors(), 0u) << Dump(r.diagnostics);
     ASSERT_FALSE(r.objects.empty()) << entry.path();
     SCOPED_TRACE(entry.path().string());
@@ -62,15 +62,15 @@ TEST(ObjectTest, EveryExampleFileRoundTrips) {
 TEST(ObjectTest, ValidTestdataRoundTrips) {
   for (const auto& entry : std::filesystem::directory_iterator(SourcePath("testdata/api/valid"))) {
     SCOPED_TRACE(entry.path().string());
-    LoadResult r = LoadPaths({entry.path().string()});
+    LoadResult r = *LoadPaths({entry.path().string()});
     ASSERT_EQ(r.errors(), 0u) << Dump(r.diagnostics);
     ExpectRoundTrip(r);
   }
 }
 
 TEST(ObjectTest, V1beta1AndV1beta2ConvertToV1) {
-  LoadResult beta = LoadPaths({SourcePath("testdata/api/valid/v1beta1.yaml")});
-  LoadResult v1 = LoadPaths({SourcePath("testdata/api/valid/v1-equivalent.yaml")});
+  LoadResult beta = *LoadPaths({SourcePath("testdata/api/valid/v1beta1.yaml")});
+  LoadResult v1 = *LoadPaths({SourcePath("testdata/api/valid/v1-equivalent.yaml")});
   ASSERT_EQ(beta.errors() + v1.errors(), 0u) << Dump(beta.diagnostics) << Dump(v1.diagnostics);
   ASSERT_EQ(beta.objects.size(), v1.objects.size());
   for (size_t i = 0; i < beta.objects.size(); ++i) {
@@ -84,8 +84,8 @@ TEST(ObjectTest, V1beta1AndV1beta2ConvertToV1) {
 }
 
 TEST(ObjectTest, KubectlListsWithPassthroughFields) {
-  LoadResult r = LoadPaths({SourcePath("testdata/api/valid/kubectl-list.json"),
-                            SourcePath("testdata/api/valid/typed-list.json")});
+  LoadResult r = *LoadPaths({SourcePath("testdata/api/valid/kubectl-list.json"),
+                             SourcePath("testdata/api/valid/typed-list.json")});
   ASSERT_EQ(r.errors(), 0u) << Dump(r.diagnostics);
   ASSERT_EQ(r.objects.size(), 3u);
   const Pod& pod = std::get<Pod>(r.objects[0].object);

@@ -85,7 +85,8 @@ Command AddAgentCommand(CLI::App& app) {
                    }
                    std::signal(SIGINT, OnSignal);
                    std::signal(SIGTERM, OnSignal);
-                   return acct::RunAgent(*opt, g_stop);
+                   absl::Status s = acct::RunAgent(*opt, g_stop);
+                   return s.ok() ? kExitOk : ExitFor(s);  // the agent logged the error
                  }};
 }
 

@@ -48,32 +48,16 @@ nlohmann::ordered_json ResultsJson(const api::AllocationResult& a) {
 }
 
 int RunAllocate(const AllocateOptions& opt) {
-  api::Loader objects_loader;
-  for (const std::string& p : opt.objects) {
-    absl::Status s = objects_loader.AddPath(p);
-    if (!s.ok()) {
-      std::fprintf(stderr, "gpuplane allocate: %s\n", std::string(s.message()).c_str());
-      return kExitUsage;
-    }
-  }
-  api::LoadResult objects = objects_loader.Finish();
-  api::Loader claims_loader;
-  for (const std::string& p : opt.claims) {
-    absl::Status s = claims_loader.AddPath(p);
-    if (!s.ok()) {
-      std::fprintf(stderr, "gpuplane allocate: %s\n", std::string(s.message()).c_str());
-      return kExitUsage;
-    }
-  }
-  api::LoadResult work = claims_loader.Finish();
-  if (PrintLoadErrors(objects) || PrintLoadErrors(work)) return kExitUsage;
+  absl::StatusOr<api::LoadResult> objects = api::LoadPaths(opt.objects);
+  if (!objects.ok()) return Fail("allocate", objects.status());
+  absl::StatusOr<api::LoadResult> work = api::LoadPaths(opt.claims);
+  if (!work.ok()) return Fail("allocate", work.status());
+  // Invalid objects leave nothing to allocate against: usage (2), as for unreadable paths.
+  if (PrintLoadErrors(*objects) || PrintLoadErrors(*work)) return kExitUsage;
   absl::StatusOr<alloc::BatchResult> batch = alloc::AllocateInOrder(
-      std::move(objects.objects), work.objects,
+      std::move(objects->objects), work->objects,
       opt.node.empty() ? std::nullopt : std::optional<std::string>(opt.node));
-  if (!batch.ok()) {
-    std::fprintf(stderr, "gpuplane allocate: %s\n", std::string(batch.status().message()).c_str());
-    return kExitUsage;
-  }
+  if (!batch.ok()) return Fail("allocate", batch.status());
   for (const std::string& w : batch->warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
   size_t allocated = 0;
   std::string yaml;

@@ -18,21 +18,18 @@ struct AttributeOptions {
   std::string output = "json";
 };
 
-int Fail(const std::string& message) {
-  std::fprintf(stderr, "gpuplane attribute: %s\n", message.c_str());
-  return kExitUsage;
-}
+int Fail(const absl::Status& s) { return cli::Fail("attribute", s); }
 
 int RunAttribute(const AttributeOptions& opt) {
   absl::StatusOr<acct::Recording> rec = acct::ReadRecording(opt.replay);
-  if (!rec.ok()) return Fail(std::string(rec.status().message()));
+  if (!rec.ok()) return Fail(rec.status());
   for (const std::string& p : rec->problems) std::fprintf(stderr, "%s\n", p.c_str());
   acct::PodIndex pods;
   if (!opt.pods.empty()) {
     absl::StatusOr<std::string> text = util::ReadFile(opt.pods);
-    if (!text.ok()) return Fail(std::string(text.status().message()));
+    if (!text.ok()) return Fail(text.status());
     absl::StatusOr<acct::PodIndex> parsed = acct::ParsePodsJson(*text, opt.pods);
-    if (!parsed.ok()) return Fail(std::string(parsed.status().message()));
+    if (!parsed.ok()) return Fail(parsed.status());
     pods = std::move(*parsed);
   }
   acct::Ownership ownership;
@@ -40,18 +37,18 @@ int RunAttribute(const AttributeOptions& opt) {
     std::map<int, std::string> uuid_by_index;
     for (const acct::DeviceSample& d : rec->devices) uuid_by_index[d.index] = d.uuid;
     absl::StatusOr<std::string> text = util::ReadFile(opt.podresources);
-    if (!text.ok()) return Fail(std::string(text.status().message()));
+    if (!text.ok()) return Fail(text.status());
     absl::StatusOr<acct::Ownership> parsed =
         acct::ParsePodResourcesJson(*text, opt.podresources, uuid_by_index);
-    if (!parsed.ok()) return Fail(std::string(parsed.status().message()));
+    if (!parsed.ok()) return Fail(parsed.status());
     ownership = std::move(*parsed);
   }
   acct::Prices prices;
   if (!opt.prices.empty()) {
     absl::StatusOr<std::string> text = util::ReadFile(opt.prices);
-    if (!text.ok()) return Fail(std::string(text.status().message()));
+    if (!text.ok()) return Fail(text.status());
     absl::StatusOr<acct::Prices> parsed = acct::ParsePrices(*text, opt.prices);
-    if (!parsed.ok()) return Fail(std::string(parsed.status().message()));
+    if (!parsed.ok()) return Fail(parsed.status());
     prices = std::move(*parsed);
   }
   acct::Attribution a =

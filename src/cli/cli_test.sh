@@ -205,5 +205,34 @@ expect_exit 2 "attribute: bad prices" -- "$BIN" attribute --replay $N/recording.
   --prices $N/pods.json
 rm -f "$tmp_acct"
 
+# The exit-code rule (README, "Exit status"): per command, each code it can return.
+# 0 success, 1 ran and found problems, 2 usage (flags, paths, unusable input), 3 runtime.
+tmp_rule=$(mktemp -d)
+touch "$tmp_rule/file"
+expect_exit 2 "validate: missing path" -- "$BIN" validate testdata/api/none.yaml
+expect_exit 0 "generate: to stdout" -- "$BIN" generate cluster --mix h100=1
+expect_exit 2 "generate: bad mix" -- "$BIN" generate cluster --mix h100=x
+expect_exit 3 "generate: output directory cannot be created" -- \
+  "$BIN" generate cluster --mix h100=1 --output-dir "$tmp_rule/file/sub"
+expect_exit 2 "allocate: missing path" -- "$BIN" allocate --objects examples/cluster \
+  --claims examples/none.yaml
+expect_exit 2 "schedule: missing path" -- "$BIN" schedule --objects examples/none \
+  --workload examples/workloads
+expect_exit 2 "explain: missing path" -- "$BIN" explain --objects examples/cluster \
+  --workload examples/none --pod a/b
+expect_exit 2 "simulate: missing claims workload" -- "$BIN" simulate --mode replay \
+  --generate h100=1 --workload testdata/sim/claims/none.yaml
+expect_exit 2 "simulate: missing cluster objects" -- "$BIN" simulate --mode replay \
+  --objects examples/none --workload testdata/sim/claims/workload.yaml
+expect_exit 3 "simulate: report cannot be written" -- "$BIN" simulate --no-timing \
+  --report "$tmp_rule/file/report.html"
+expect_exit 2 "report: bad --since" -- "$BIN" report --ledger "$tmp_rule/none.db" --since soon
+expect_exit 2 "agent: missing recording" -- "$BIN" agent --sampler replay \
+  --replay "$tmp_rule/none.jsonl" --listen ""
+expect_exit 3 "agent: cannot listen" -- "$BIN" agent --sampler synthetic --max-passes 1 \
+  --listen 203.0.113.1:1
+expect_exit 2 "unknown subcommand" -- "$BIN" frobnicate
+rm -rf "$tmp_rule"
+
 echo "$pass passed, $failures failed"
 [[ $failures -eq 0 ]]

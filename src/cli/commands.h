@@ -1,17 +1,14 @@
 // Subcommand entry points of the `gpuplane` binary. Each registers its flags on a CLI11 app
-// and returns the process exit code: 0 success, 1 problems found in the input, 2 usage errors.
+// and returns the process exit code, by the rule in exit_codes.h.
 #ifndef GPUPLANE_CLI_COMMANDS_H_
 #define GPUPLANE_CLI_COMMANDS_H_
 
 #include <functional>
 
 #include "CLI/CLI.hpp"
+#include "cli/exit_codes.h"
 
 namespace gpuplane::cli {
-
-inline constexpr int kExitOk = 0;
-inline constexpr int kExitProblems = 1;
-inline constexpr int kExitUsage = 2;
 
 // A registered subcommand and the function that runs it after parsing.
 struct Command {

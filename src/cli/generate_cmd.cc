@@ -80,7 +80,7 @@ int RunGenerate(const GenerateOptions& opt) {
   if (ec) {
     std::fprintf(stderr, "gpuplane generate cluster: %s: %s\n", opt.output_dir.c_str(),
                  ec.message().c_str());
-    return kExitUsage;
+    return kExitRuntime;
   }
   auto write = [&](const std::string& name, std::string body) {
     std::string path = opt.output_dir + "/" + name + ext;
@@ -93,13 +93,13 @@ int RunGenerate(const GenerateOptions& opt) {
   std::string classes;
   bool first = true;
   for (const api::DeviceClass& c : cluster->classes) AppendObject(classes, c, json, first);
-  if (!write("device-classes", std::move(classes))) return kExitUsage;
+  if (!write("device-classes", std::move(classes))) return kExitRuntime;
   for (const sim::GeneratedNode& n : cluster->nodes) {
     std::string body;
     first = true;
     AppendObject(body, n.node, json, first);
     for (const api::ResourceSlice& s : n.slices) AppendObject(body, s, json, first);
-    if (!write("node-" + n.node.metadata.name, std::move(body))) return kExitUsage;
+    if (!write("node-" + n.node.metadata.name, std::move(body))) return kExitRuntime;
   }
   std::fprintf(stderr, "wrote %zu nodes to %s\n", cluster->nodes.size(), opt.output_dir.c_str());
   return kExitOk;

@@ -35,15 +35,9 @@ struct Loaded {
 // Loads every input; on failure prints why (with file and line) and returns the exit code.
 int Load(const char* command, const ScheduleOptions& opt, Loaded& out) {
   for (auto [paths, result] : {std::pair{&opt.objects, &out.cluster}, {&opt.workload, &out.work}}) {
-    api::Loader loader;
-    for (const std::string& p : *paths) {
-      absl::Status s = loader.AddPath(p);
-      if (!s.ok()) {
-        std::fprintf(stderr, "gpuplane %s: %s\n", command, std::string(s.message()).c_str());
-        return kExitUsage;
-      }
-    }
-    *result = loader.Finish();
+    absl::StatusOr<api::LoadResult> read = api::LoadPaths(*paths);
+    if (!read.ok()) return Fail(command, read.status());
+    *result = std::move(*read);
     for (const api::Diagnostic& d : result->diagnostics) {
       if (d.is_error()) std::fprintf(stderr, "%s\n", d.ToString().c_str());
     }
@@ -58,10 +52,7 @@ int Load(const char* command, const ScheduleOptions& opt, Loaded& out) {
     std::stringstream text;
     text << in.rdbuf();
     absl::StatusOr<acct::Prices> p = acct::ParsePrices(text.str(), opt.prices);
-    if (!p.ok()) {
-      std::fprintf(stderr, "gpuplane %s: %s\n", command, std::string(p.status().message()).c_str());
-      return kExitUsage;
-    }
+    if (!p.ok()) return Fail(command, p.status());
     out.prices = p->per_gpu_hour;
     if (p->default_price) out.prices["default"] = *p->default_price;
   }
@@ -72,10 +63,7 @@ int Pass(const char* command, const ScheduleOptions& opt, Loaded& in, sched::Pas
   if (int code = Load(command, opt, in); code != kExitOk) return code;
   absl::StatusOr<sched::PassResult> r = sched::RunPass(
       std::move(in.cluster.objects), in.work.objects, {.policy = opt.policy}, in.prices);
-  if (!r.ok()) {
-    std::fprintf(stderr, "gpuplane %s: %s\n", command, std::string(r.status().message()).c_str());
-    return kExitUsage;
-  }
+  if (!r.ok()) return Fail(command, r.status());
   for (const std::string& w : r->warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
   out = std::move(*r);
   return kExitOk;

@@ -111,10 +111,7 @@ sim::Progress ProgressBar(const char* what) {
   };
 }
 
-int Fail(const absl::Status& s) {
-  std::fprintf(stderr, "gpuplane simulate: %s\n", std::string(s.message()).c_str());
-  return kExitUsage;
-}
+int Fail(const absl::Status& s) { return cli::Fail("simulate", s); }
 
 void Report(const std::vector<std::string>& problems, const char* what, bool quiet) {
   if (problems.empty()) return;
@@ -230,7 +227,9 @@ int RunClaimReplay(const SimulateOptions& opt) {
   std::vector<api::SourcedObject> objects;
   std::vector<std::string> problems;
   if (!opt.objects.empty() && opt.generate.empty() && opt.nodes.empty() && opt.spot_nodes.empty()) {
-    api::LoadResult loaded = api::LoadPaths(opt.objects);
+    absl::StatusOr<api::LoadResult> read = api::LoadPaths(opt.objects);
+    if (!read.ok()) return Fail(read.status());
+    api::LoadResult& loaded = *read;
     for (const api::Diagnostic& d : loaded.diagnostics) {
       if (d.is_error()) problems.push_back(d.ToString());
     }
@@ -248,7 +247,9 @@ int RunClaimReplay(const SimulateOptions& opt) {
         "(trace clusters have no DRA attributes for the claims to select)"));
   }
   model::Inventory inventory = model::Inventory::Build(objects);
-  sim::ClaimWorkload workload = sim::LoadClaimWorkload({opt.workload});
+  absl::StatusOr<sim::ClaimWorkload> read = sim::LoadClaimWorkload({opt.workload});
+  if (!read.ok()) return Fail(read.status());
+  sim::ClaimWorkload& workload = *read;
   problems.insert(problems.end(), workload.problems.begin(), workload.problems.end());
   std::vector<std::string> policies =
       opt.policies.empty() ? std::vector<std::string>{"k8s", "gpuplane"} : opt.policies;
@@ -297,7 +298,9 @@ int RunSimulate(const SimulateOptions& opt) {
   nodes = std::move(nt->nodes);
   problems = std::move(nt->problems);
   if (!opt.objects.empty()) {
-    api::LoadResult loaded = api::LoadPaths(opt.objects);
+    absl::StatusOr<api::LoadResult> read = api::LoadPaths(opt.objects);
+    if (!read.ok()) return Fail(read.status());
+    api::LoadResult& loaded = *read;
     for (const api::Diagnostic& d : loaded.diagnostics) {
       if (d.is_error()) problems.push_back(d.ToString());
     }

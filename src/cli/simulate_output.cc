@@ -23,11 +23,11 @@ double Round4(double v) { return static_cast<double>(std::llround(v * 1e4)) / 1e
 absl::Status WriteReport(const std::string& path, const std::string& html) {
   std::ofstream out(path, std::ios::binary);
   if (!out) {
-    return absl::InvalidArgumentError(util::Cat(
-        "cannot write report ", path, ": check that its directory exists and is writable"));
+    return absl::UnavailableError(util::Cat("cannot write report ", path,
+                                            ": check that its directory exists and is writable"));
   }
   out << html;
-  if (!out) return absl::InvalidArgumentError(util::Cat("writing report ", path, " failed"));
+  if (!out) return absl::UnavailableError(util::Cat("writing report ", path, " failed"));
   return absl::OkStatus();
 }
 

@@ -61,15 +61,9 @@ std::string RenderJson(const api::LoadResult& r) {
 }
 
 int RunValidate(const ValidateOptions& opt) {
-  api::Loader loader;
-  for (const std::string& p : opt.paths) {
-    absl::Status s = loader.AddPath(p);
-    if (!s.ok()) {
-      std::fprintf(stderr, "gpuplane validate: %s\n", std::string(s.message()).c_str());
-      return kExitUsage;
-    }
-  }
-  api::LoadResult r = loader.Finish();
+  absl::StatusOr<api::LoadResult> read = api::LoadPaths(opt.paths);
+  if (!read.ok()) return Fail("validate", read.status());
+  const api::LoadResult& r = *read;
   if (opt.output == "json") {
     std::fputs(RenderJson(r).c_str(), stdout);
   } else {

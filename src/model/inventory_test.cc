@@ -18,7 +18,7 @@ std::vector<api::SourcedObject> Load(const std::string& yaml) {
 }
 
 std::vector<api::SourcedObject> Examples() {
-  api::LoadResult r = api::LoadPaths({std::string(GPUPLANE_SOURCE_DIR) + "/examples/cluster"});
+  api::LoadResult r = *api::LoadPaths({std::string(GPUPLANE_SOURCE_DIR) + "/examples/cluster"});
   EXPECT_EQ(r.errors(), 0u);
   return r.objects;
 }

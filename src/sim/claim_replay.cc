@@ -64,9 +64,11 @@ std::vector<double> GpuShares(const model::Inventory& inv) {
 
 }  // namespace
 
-ClaimWorkload LoadClaimWorkload(const std::vector<std::string>& paths) {
+absl::StatusOr<ClaimWorkload> LoadClaimWorkload(const std::vector<std::string>& paths) {
   ClaimWorkload out;
-  api::LoadResult loaded = api::LoadPaths(paths);
+  absl::StatusOr<api::LoadResult> read = api::LoadPaths(paths);
+  if (!read.ok()) return read.status();
+  api::LoadResult& loaded = *read;
   for (const api::Diagnostic& d : loaded.diagnostics) {
     if (d.is_error()) out.problems.push_back(d.ToString());
   }
@@ -187,9 +189,10 @@ absl::StatusOr<ReplayRun> ReplayClaims(const std::vector<api::SourcedObject>& cl
   std::unique_ptr<sched::Snapshot> snapshot = sched::Snapshot::Build(cluster);
   const model::Inventory& inv = snapshot->inventory();
   EngineConfig config;
-  // gpuplane packs (fullest first, keeping whole nodes free) with the allocator's scoring;
+  // gpuplane takes the cheapest model that fits, then packs (fullest first, keeping whole
+  // nodes free), with the allocator's scoring;
   // k8s spreads (least allocated) and takes the first devices that fit.
-  config.policy = policy == "gpuplane" ? "pack" : "spread";
+  config.policy = policy == "gpuplane" ? "worth-pack" : "spread";
   config.devices =
       policy == "gpuplane" ? sched::DeviceChoice::kScored : sched::DeviceChoice::kFirstFit;
   alloc::AllocatorOptions options{.explain = false};

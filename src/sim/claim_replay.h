@@ -4,9 +4,9 @@
 // runs for `sim.gpuplane.io/duration` seconds. Jobs run through the simulator's engine
 // (engine.h: the scheduling core's Session on the cluster's own DRA objects, with its node
 // filters, so taints, node selectors and CPU/memory of Node objects apply): `gpuplane` is the
-// "pack" node order (fullest first) with the allocator's scoring, `k8s` the "spread" order
-// (least allocated first) with first-fit devices. Jobs that do not fit wait in a FIFO queue,
-// retried when jobs end. Jobs that fit no node of the empty cluster, Pods sharing a
+// "worth-pack" node order (cheapest model, then fullest first) with the allocator's scoring, `k8s`
+// the "spread" order (least allocated first) with first-fit devices. Jobs that do not fit wait in a
+// FIFO queue, retried when jobs end. Jobs that fit no node of the empty cluster, Pods sharing a
 // claim, and bad annotations are reported with file and line and skipped.
 #ifndef GPUPLANE_SIM_CLAIM_REPLAY_H_
 #define GPUPLANE_SIM_CLAIM_REPLAY_H_
@@ -37,8 +37,9 @@ struct ClaimWorkload {
   std::vector<std::string> problems;
 };
 
-// Reads the files (YAML/JSON documents, or JSONL: one object per line).
-ClaimWorkload LoadClaimWorkload(const std::vector<std::string>& paths);
+// Reads the files (YAML/JSON documents, or JSONL: one object per line). Errors: a path that
+// is missing or unreadable (problems inside the files are the workload's `problems`).
+absl::StatusOr<ClaimWorkload> LoadClaimWorkload(const std::vector<std::string>& paths);
 
 // `policy`: "gpuplane" or "k8s". Jobs that fit no node of the empty cluster are moved to
 // `problems` (with the allocator's reasons on the first node) and not replayed. The result is

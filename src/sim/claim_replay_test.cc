@@ -11,7 +11,7 @@ std::vector<api::SourcedObject> Generated(const std::string& mix) {
 }
 
 TEST(ClaimReplayTest, JobsWaitForCapacityInArrivalOrder) {
-  ClaimWorkload w = LoadClaimWorkload({"testdata/sim/claims/workload.yaml"});
+  ClaimWorkload w = *LoadClaimWorkload({"testdata/sim/claims/workload.yaml"});
   ASSERT_TRUE(w.problems.empty()) << w.problems.front();
   ASSERT_EQ(w.jobs.size(), 3u);
   EXPECT_EQ(w.jobs[0].label, "pod train/job-a");
@@ -41,7 +41,7 @@ TEST(ClaimReplayTest, JobsWaitForCapacityInArrivalOrder) {
 }
 
 TEST(ClaimReplayTest, BadJobsAreReportedWithFileAndLine) {
-  ClaimWorkload w = LoadClaimWorkload({"testdata/sim/claims/bad.yaml"});
+  ClaimWorkload w = *LoadClaimWorkload({"testdata/sim/claims/bad.yaml"});
   ASSERT_EQ(w.problems.size(), 2u);
   EXPECT_EQ(w.problems[0],
             "testdata/sim/claims/bad.yaml:27: pod train/no-duration: annotation "
@@ -65,7 +65,7 @@ TEST(ClaimReplayTest, BadJobsAreReportedWithFileAndLine) {
 TEST(ClaimReplayTest, PackingKeepsWholeNodesFree) {
   // Two 1-GPU jobs, then an 8-GPU job, on two nodes: k8s spreads the small jobs over both
   // nodes, so the big one waits for them; gpuplane packs them and the big one starts at once.
-  ClaimJob small = LoadClaimWorkload({"testdata/sim/claims/workload.yaml"}).jobs.at(0);
+  ClaimJob small = LoadClaimWorkload({"testdata/sim/claims/workload.yaml"})->jobs.at(0);
   small.claims[0].spec.devices.requests[0].exactly->count = 1;
   small.duration = 1000;
   ClaimJob big = small;
@@ -85,6 +85,29 @@ TEST(ClaimReplayTest, PackingKeepsWholeNodesFree) {
   }
   EXPECT_EQ(wait[0], 990) << "k8s: the 8-GPU job waits for a small one to end";
   EXPECT_EQ(wait[1], 0) << "gpuplane: a whole node stayed free";
+}
+
+TEST(ClaimReplayTest, SmallJobsLeaveTheBigModelToJobsThatNeedIt) {
+  // A 1-GPU job that fits any GPU, then an 8-GPU job that needs 120 GiB per GPU, on one H100
+  // node and one B200 node: gpuplane puts the small job on the H100 (worth less), so the big
+  // one starts at once on the B200.
+  ClaimJob small = LoadClaimWorkload({"testdata/sim/claims/workload.yaml"})->jobs.at(0);
+  small.claims[0].spec.devices.requests[0].exactly->count = 1;
+  small.duration = 1000;
+  ClaimJob big = small;
+  api::ExactDeviceRequest& req = *big.claims[0].spec.devices.requests[0].exactly;
+  req.count = 8;
+  req.selectors.push_back(api::DeviceSelector{api::CelDeviceSelector{
+      "device.capacity['gpu.nvidia.com'].memory.compareTo(quantity('120Gi')) >= 0"}});
+  big.arrival = 10;
+  big.duration = 10;
+  const std::vector<api::SourcedObject> cluster = Generated("b200=1,h100=1");
+  std::vector<ClaimJob> jobs = {small, big};
+  std::vector<std::string> problems;
+  absl::StatusOr<ReplayRun> r = ReplayClaims(cluster, jobs, "gpuplane", problems);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_TRUE(problems.empty()) << problems.front();
+  EXPECT_EQ(r->waits, (std::vector<double>{0, 0}));
 }
 
 }  // namespace
