@@ -3,10 +3,13 @@
 // at all, before any device is looked at), node order (the policy's preference among nodes
 // that fit: the Session takes the first node, in this order, on which the allocator succeeds)
 // and the device scorer (alloc::Scorer: which devices on the chosen node). Gangs and topology
-// domains are the Session's own stages (gang.h, topology.h).
+// domains are the Session's own stages (gang.h, topology.h). A Placer replaces node order and
+// device scoring for single pods: it names the node and devices itself (the simulator's FGD
+// family of policies, which decide on their own view of the cluster; policy_placer.h).
 //
-// Plugins hold no cluster state; they read the Snapshot they are given. Implementations must
-// be deterministic. Not thread-safe unless stated.
+// Plugins hold no cluster state; they read the Snapshot they are given, except a Placer,
+// which keeps its own view and is told of every placement and removal (Reserve, Unreserve).
+// Implementations must be deterministic. Not thread-safe unless stated.
 #ifndef GPUPLANE_SCHED_PLUGINS_H_
 #define GPUPLANE_SCHED_PLUGINS_H_
 
@@ -17,6 +20,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "alloc/request.h"
 #include "sched/pod_set.h"
 #include "sched/snapshot.h"
 #include "sched/status.h"
@@ -61,6 +65,27 @@ class NodeOrder {
   virtual std::vector<model::NodeId> Order(const Snapshot& s) const = 0;
   // Whether the order depends on what is placed: the Session asks again before each decision.
   virtual bool dynamic() const { return false; }
+};
+
+// A node and the devices on it a Placer chose (empty: the allocator's first fit).
+struct Pick {
+  model::NodeId node = model::kNoId;
+  std::vector<model::DeviceId> devices;
+};
+
+class Placer {
+ public:
+  virtual ~Placer() = default;
+  // Where `pod` goes, or nullopt when the placer finds no node (the pod is Unschedulable).
+  // The Session then allocates the pod's claims on that node, preferring those devices.
+  virtual std::optional<Pick> Choose(const Snapshot& s, const PodInfo& pod) = 0;
+  // The pod was placed on `node`, its claims allocated as `choices` (what the allocator took,
+  // which may differ from the pick).
+  virtual void Reserve(const PodInfo& pod, model::NodeId node,
+                       const std::vector<alloc::Choice>& choices) = 0;
+  // The pod placed by a Reserve left (evicted or ended).
+  virtual void Unreserve(const PodInfo& pod, model::NodeId node,
+                         const std::vector<alloc::Choice>& choices) = 0;
 };
 
 // What the load orders count as a node's use and size: per device its units (a simulator's

@@ -32,6 +32,9 @@ struct ClaimUse {
   std::string key;           // "ns/name"
   api::ResourceClaim claim;  // as named, or instantiated from its template
   bool named = false;        // a ResourceClaim object (other pods may share it)
+  // Claims with one non-empty compile key have equal specs and are compiled once (the
+  // simulator's claims per pod shape); empty: compiled per key.
+  std::string compile_key;
 };
 
 struct PodInfo {

@@ -36,6 +36,10 @@ Session::Session(Snapshot& snapshot, const PodSet& pods, SessionOptions options,
   snap_.SetOrder(order_->Order(snap_));
   alloc::AllocatorOptions allocator{.explain = false};
   if (options_.devices == DeviceChoice::kFirstFit) allocator.max_solutions = 1;
+  if (options_.placer != nullptr) {
+    allocator.scorer = &prefer_;
+    allocator.max_solutions = 1;
+  }
   allocator_ = std::make_unique<alloc::Allocator>(snap_.inventory(), allocator);
   for (const model::DeviceInfo& d : snap_.inventory().devices()) {
     shareable_ = shareable_ || d.spec->allow_multiple_allocations.value_or(false);
@@ -82,17 +86,62 @@ Decision Session::Decide(size_t pod) {
     return d;
   }
   if (order_->dynamic()) snap_.SetOrder(order_->Order(snap_));
-  if (p.gang < 0) return DecideSingle(pod);
+  if (p.gang < 0) return options_.placer != nullptr ? DecidePicked(pod) : DecideSingle(pod);
   std::vector<Decision> out(pods_.pods.size());
   DecideGang(static_cast<size_t>(p.gang), out);
   return out[pod];
 }
 
 absl::Status Session::Evict(size_t pod) {
+  const PodPlacement* placed = snap_.placement(pods_.pods[pod].key);
+  const model::NodeId node = placed != nullptr ? placed->node : model::kNoId;
+  std::vector<alloc::Choice> choices;
+  if (options_.placer != nullptr) choices = ChoicesOf(pod);
   Statement stmt(snap_);
   absl::Status st = stmt.Evict(pods_.pods[pod].key);
-  if (st.ok()) stmt.Commit();
+  if (!st.ok()) return st;
+  stmt.Commit();
+  if (options_.placer != nullptr) options_.placer->Unreserve(pods_.pods[pod], node, choices);
   return st;
+}
+
+Decision Session::DecidePicked(size_t pod) {
+  auto start = std::chrono::steady_clock::now();
+  Decision d;
+  std::optional<Pick> pick = options_.placer->Choose(snap_, pods_.pods[pod]);
+  if (!pick || pick->node >= snap_.inventory().nodes().size()) {
+    d.status =
+        Status::Of(Code::kUnschedulable, Stage::kNodes, "the placement policy found no node");
+    d.seconds = Since(start);
+    return d;
+  }
+  prefer_.Prefer(std::move(pick->devices));
+  Statement stmt(snap_);
+  Rule rule = Rule::kCount;
+  Status st = PlaceGroup({pod}, pick->node, stmt, nullptr, rule);
+  if (st.ok()) {
+    stmt.Commit();
+    Fill(pod, pick->node, d);
+    options_.placer->Reserve(pods_.pods[pod], pick->node, ChoicesOf(pod));
+  } else {
+    d.status =
+        st.message.empty()
+            ? Status::Of(st.code, st.stage, "the node the placement policy chose refused the pod")
+            : st;
+    if (rule != Rule::kCount) d.status.rule_nodes[static_cast<size_t>(rule)] = 1;
+  }
+  d.seconds = Since(start);
+  return d;
+}
+
+std::vector<alloc::Choice> Session::ChoicesOf(size_t pod) const {
+  std::vector<alloc::Choice> out;
+  for (const ClaimUse& u : pods_.pods[pod].claims) {
+    if (const ClaimAllocation* a = snap_.claim(u.key)) {
+      out.insert(out.end(), a->choices.begin(), a->choices.end());
+    }
+  }
+  return out;
 }
 
 void Session::PlaceBound(std::vector<Decision>& out) {
@@ -145,9 +194,10 @@ void Session::Fill(size_t pod, model::NodeId node, Decision& d) const {
 }
 
 const alloc::CompiledClaim* Session::Compiled(const ClaimUse& use, Status& problem) {
-  auto it = compiled_.find(use.key);
+  const std::string& key = use.compile_key.empty() ? use.key : use.compile_key;
+  auto it = compiled_.find(key);
   if (it != compiled_.end()) return &it->second;
-  auto bad = compile_errors_.find(use.key);
+  auto bad = compile_errors_.find(key);
   if (bad != compile_errors_.end()) {
     problem = bad->second;
     return nullptr;
@@ -157,10 +207,10 @@ const alloc::CompiledClaim* Session::Compiled(const ClaimUse& use, Status& probl
       c.metadata.namespace_name, c.metadata.name, c.spec, snap_.inventory(), selectors_);
   if (!cc.ok()) {
     problem = Status::Of(Code::kUnresolvable, Stage::kClaims, std::string(cc.status().message()));
-    compile_errors_.emplace(use.key, problem);
+    compile_errors_.emplace(key, problem);
     return nullptr;
   }
-  return &compiled_.emplace(use.key, std::move(*cc)).first->second;
+  return &compiled_.emplace(key, std::move(*cc)).first->second;
 }
 
 std::vector<const alloc::CompiledClaim*> Session::FreshClaims(size_t pod, model::NodeId& pinned,

@@ -54,6 +54,10 @@ struct SessionOptions {
   // only needs placed-or-not turns it off: an unplaced pod is then Unschedulable without
   // counts.
   bool explain = true;
+  // Borrowed; when set, single pods go where it picks (node order and device scoring unused:
+  // the allocator takes the picked devices where it can, else its first fit). Gangs keep the
+  // Session's own search.
+  Placer* placer = nullptr;
   int64_t gang_budget = 200'000;  // allocator calls one gang may spend
   // Check every allocation with the independent verifier (alloc/verifier.h) before placing
   // it; a rejection is an Error status (tests turn this on).
@@ -86,6 +90,9 @@ class Session {
   // ---- session.cc: pods and groups of pods on one node
   void PlaceBound(std::vector<Decision>& out);
   Decision DecideSingle(size_t pod);
+  Decision DecidePicked(size_t pod);
+  // The allocator's choices for the claims `pod` uses (node-local ones, as placed).
+  std::vector<alloc::Choice> ChoicesOf(size_t pod) const;
   const alloc::CompiledClaim* Compiled(const ClaimUse& use, Status& problem);
   // The claims a group of pods allocates now (claims not allocated yet, each once).
   struct GroupClaimSet {
@@ -136,6 +143,7 @@ class Session {
   alloc::SelectorCache selectors_;
   std::map<std::string, alloc::CompiledClaim> compiled_;
   std::map<std::string, Status> compile_errors_;
+  alloc::PreferScorer prefer_;  // the placer's devices
   std::unique_ptr<alloc::Allocator> allocator_;
   std::unique_ptr<alloc::Allocator> explainer_;  // built on the first diagnosis that needs it
   std::map<std::string, absl::StatusOr<Topology>> topologies_;

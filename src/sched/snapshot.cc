@@ -26,11 +26,19 @@ std::string PinnedNode(const api::AllocationResult& r) {
 
 }  // namespace
 
-Snapshot::Snapshot(model::Inventory inv) : inv_(std::move(inv)), state_(inv_) {}
+Snapshot::Snapshot(std::shared_ptr<const model::Inventory> inv)
+    : owned_(std::move(inv)), inv_(*owned_), state_(inv_) {}
 
 std::unique_ptr<Snapshot> Snapshot::Build(std::vector<api::SourcedObject> cluster,
                                           const std::map<std::string, double>& prices) {
-  std::unique_ptr<Snapshot> s(new Snapshot(model::Inventory::BuildTakingSlices(cluster)));
+  auto inv = std::make_shared<const model::Inventory>(model::Inventory::BuildTakingSlices(cluster));
+  return Build(std::move(inv), cluster, prices);
+}
+
+std::unique_ptr<Snapshot> Snapshot::Build(std::shared_ptr<const model::Inventory> inventory,
+                                          const std::vector<api::SourcedObject>& cluster,
+                                          const std::map<std::string, double>& prices) {
+  std::unique_ptr<Snapshot> s(new Snapshot(std::move(inventory)));
   s->warnings_ = s->inv_.warnings();
   for (std::string& w : s->state_.ApplyAllocatedClaims(s->inv_, cluster)) {
     s->warnings_.push_back(std::move(w));

@@ -4,8 +4,9 @@
 // Taken once per cycle (a simulator event, a live cycle, one `gpuplane schedule` pass).
 //
 // Ownership: owns everything it holds (the inventory is built from the objects given, which
-// need not outlive it). Mutated only through a Statement (statement.h), which keeps the
-// allocation state, the index and the bookkeeping in step. Not thread-safe.
+// need not outlive it, or shared read-only with its other users). Mutated only through a Statement
+// (statement.h), which keeps the allocation state, the index and the bookkeeping in step. Not
+// thread-safe.
 #ifndef GPUPLANE_SCHED_SNAPSHOT_H_
 #define GPUPLANE_SCHED_SNAPSHOT_H_
 
@@ -58,6 +59,11 @@ class Snapshot {
   // inventory (the other objects stay).
   static std::unique_ptr<Snapshot> Build(std::vector<api::SourcedObject> cluster,
                                          const std::map<std::string, double>& prices = {});
+  // On an inventory already built from `cluster` (shared read-only, so repeated runs on one
+  // cluster build it once); `cluster` gives the Nodes and allocated claims.
+  static std::unique_ptr<Snapshot> Build(std::shared_ptr<const model::Inventory> inventory,
+                                         const std::vector<api::SourcedObject>& cluster,
+                                         const std::map<std::string, double>& prices = {});
 
   const model::Inventory& inventory() const { return inv_; }
   const model::AllocationState& state() const { return state_; }
@@ -83,11 +89,12 @@ class Snapshot {
   absl::Status Restore(Removed r);
 
  private:
-  explicit Snapshot(model::Inventory inv);
+  explicit Snapshot(std::shared_ptr<const model::Inventory> inv);
   absl::Status Take(const std::vector<alloc::Choice>& choices);
   absl::Status Give(const std::vector<alloc::Choice>& choices);
 
-  model::Inventory inv_;
+  std::shared_ptr<const model::Inventory> owned_;
+  const model::Inventory& inv_;
   model::AllocationState state_;
   std::unique_ptr<alloc::NodeIndex> index_;
   std::vector<NodeFacts> facts_;

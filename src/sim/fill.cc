@@ -74,7 +74,11 @@ absl::StatusOr<FillRun> RunFill(std::shared_ptr<const SimCluster> cluster,
   auto start = std::chrono::steady_clock::now();
   absl::StatusOr<std::unique_ptr<sched::Policy>> policy = sched::MakePolicy(policy_name, workload);
   if (!policy.ok()) return policy.status();
-  SimState sim(std::move(cluster));
+  sched::Rng rng(options.seed);
+  absl::StatusOr<std::unique_ptr<SimState>> made =
+      SimState::Make(std::move(cluster), std::move(*policy), rng);
+  if (!made.ok()) return made.status();
+  SimState& sim = **made;
   sched::ClusterView& view = sim.view();
   const double total = static_cast<double>(view.total_milli);
   FillRun run;
@@ -84,7 +88,6 @@ absl::StatusOr<FillRun> RunFill(std::shared_ptr<const SimCluster> cluster,
     return absl::InvalidArgumentError("fill mode needs GPU nodes and at least one pod");
   }
 
-  sched::Rng rng(options.seed);
   const std::vector<sched::PodDemand> order = Submissions(pods, options.tune * total, rng);
   // 4: node priority for ties.
   std::vector<uint32_t> node_order = view.priority;
@@ -106,17 +109,16 @@ absl::StatusOr<FillRun> RunFill(std::shared_ptr<const SimCluster> cluster,
   std::vector<double> alloc_sum(kMaxArrived + 1, 0), frag_ratio_sum(kMaxArrived + 1, 0);
   std::vector<int64_t> count(kMaxArrived + 1, 0);
   double arrived = 0;
-  for (const sched::PodDemand& pod : order) {
+  for (size_t k = 0; k < order.size(); ++k) {
+    const sched::PodDemand& pod = order[k];
     ++run.submitted;
     arrived += static_cast<double>(pod.gpu_request());
-    std::optional<sched::Placement> where = (*policy)->Place(view, pod, rng);
-    if (!where) {
+    SimState::Placed placed = sim.Place(k, pod);
+    if (placed.outcome != SimState::Outcome::kPlaced) {
       ++run.failed_pods;
-    } else if (!sim.Place(pod, *where)) {
-      ++run.failed_pods;
-      ++run.disagreements;
+      if (placed.outcome == SimState::Outcome::kRefused) ++run.disagreements;
     } else {
-      refresh(where->node);
+      refresh(placed.node);
     }
     long x = std::lround(arrived * 100 / total);
     if (x > kMaxArrived) continue;

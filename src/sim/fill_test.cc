@@ -37,38 +37,69 @@ std::vector<sched::PodDemand> SmallTrace(const sched::ClusterView& view) {
   return ToDemands(pods, view).pods;
 }
 
-TEST(SimStateTest, PlacementsGoThroughTheAllocatorAndRelease) {
+// A policy that answers with the placements it is given, in order.
+class Scripted : public sched::Policy {
+ public:
+  explicit Scripted(std::vector<sched::Placement> script) : script_(std::move(script)) {}
+  std::optional<sched::Placement> Place(const sched::ClusterView& /*view*/,
+                                        const sched::PodDemand& /*pod*/,
+                                        sched::Rng& /*rng*/) override {
+    return next_ < script_.size() ? std::optional(script_[next_++]) : std::nullopt;
+  }
+
+ private:
+  std::vector<sched::Placement> script_;
+  size_t next_ = 0;
+};
+
+TEST(SimStateTest, PlacementsGoThroughTheSessionAndRelease) {
   std::shared_ptr<const SimCluster> cluster = SmallCluster();
-  SimState sim(cluster);
+  sched::Rng rng(1);
+  std::vector<sched::Placement> script = {{0, {3}}, {0, {3}}, {0, {4, 5, 6, 7}}};
+  std::unique_ptr<SimState> sim =
+      *SimState::Make(cluster, std::make_unique<Scripted>(std::move(script)), rng);
   sched::PodDemand share;
   share.cpu_milli = 1000;
   share.num_gpu = 1;
   share.gpu_milli = 460;
-  std::optional<Placed> a = sim.Place(share, sched::Placement{0, {3}});
-  ASSERT_TRUE(a.has_value());
-  ASSERT_EQ(a->choices.size(), 1u);
-  EXPECT_EQ(sim.view().nodes[0].gpu_free[3], 540);
-  EXPECT_EQ(sim.allocated_milli(), 460);
+  ASSERT_EQ(sim->Place(0, share).outcome, SimState::Outcome::kPlaced);
+  EXPECT_EQ(sim->view().nodes[0].gpu_free[3], 540);
+  EXPECT_EQ(sim->allocated_milli(), 460);
   // 540 left on GPU 3: a 600 share cannot go there; the allocator takes GPU 0 instead and the
   // disagreement is counted.
   sched::PodDemand big = share;
   big.gpu_milli = 600;
-  ASSERT_TRUE(sim.Place(big, sched::Placement{0, {3}}).has_value());
-  EXPECT_EQ(sim.disagreements(), 1);
-  EXPECT_EQ(sim.view().nodes[0].gpu_free[0], 400);
+  ASSERT_EQ(sim->Place(1, big).outcome, SimState::Outcome::kPlaced);
+  EXPECT_EQ(sim->disagreements(), 1);
+  EXPECT_EQ(sim->view().nodes[0].gpu_free[0], 400);
   // Four whole GPUs, the policy's choice.
   sched::PodDemand four = share;
   four.num_gpu = 4;
   four.gpu_milli = 1000;
-  std::optional<Placed> b = sim.Place(four, sched::Placement{0, {4, 5, 6, 7}});
-  ASSERT_TRUE(b.has_value());
-  EXPECT_EQ(sim.view().nodes[0].whole_free(), 2);  // GPUs 1 and 2
-  ASSERT_TRUE(sim.Release(four, *b).ok());
-  ASSERT_TRUE(sim.Release(share, *a).ok());
-  EXPECT_EQ(sim.view().nodes[0].gpu_free[3], 1000);
-  EXPECT_EQ(sim.view().nodes[0].whole_free(), 7);
-  EXPECT_EQ(sim.allocated_milli(), 600);
-  EXPECT_FALSE(sim.Release(share, *a).ok());  // not twice
+  ASSERT_EQ(sim->Place(2, four).outcome, SimState::Outcome::kPlaced);
+  EXPECT_EQ(sim->view().nodes[0].whole_free(), 2);  // GPUs 1 and 2
+  // The script is spent: the policy finds no node.
+  EXPECT_EQ(sim->Place(3, share).outcome, SimState::Outcome::kNoNode);
+  ASSERT_TRUE(sim->Release(2).ok());
+  ASSERT_TRUE(sim->Release(0).ok());
+  EXPECT_EQ(sim->view().nodes[0].gpu_free[3], 1000);
+  EXPECT_EQ(sim->view().nodes[0].whole_free(), 7);
+  EXPECT_EQ(sim->allocated_milli(), 600);
+  EXPECT_FALSE(sim->Release(0).ok());  // not twice
+  EXPECT_FALSE(sim->Release(9).ok());  // never placed
+}
+
+TEST(SimStateTest, TheNodeMustHaveRoomForTheCpu) {
+  // A policy that picks a node without the CPU the pod asks for is refused by the Session's
+  // node filter (NodeResourcesFit), and that is counted as a refusal, not placed.
+  std::shared_ptr<const SimCluster> cluster = SmallCluster();
+  sched::Rng rng(1);
+  std::unique_ptr<SimState> sim = *SimState::Make(
+      cluster, std::make_unique<Scripted>(std::vector<sched::Placement>{{0, {}}}), rng);
+  sched::PodDemand huge;
+  huge.cpu_milli = sim->view().nodes[0].cpu_capacity + 1;
+  EXPECT_EQ(sim->Place(0, huge).outcome, SimState::Outcome::kRefused);
+  EXPECT_EQ(sim->allocated_milli(), 0);
 }
 
 TEST(FillTest, EveryPolicyIsDeterministicAndAgreesWithTheAllocator) {

@@ -51,16 +51,18 @@ class TraceReplay {
   TraceReplay(std::shared_ptr<const SimCluster> cluster, const std::vector<ReplayJob>& jobs,
               std::unique_ptr<sched::Policy> policy, const std::string& policy_name,
               const ReplayOptions& options)
-      : sim_(std::move(cluster)),
-        rng_(options.seed),
-        jobs_(jobs),
-        policy_(std::move(policy)),
-        options_(options),
-        placed_(jobs.size()) {
-    std::vector<uint32_t> node_order = sim_.view().priority;
+      : rng_(options.seed), jobs_(jobs), options_(options), placed_(jobs.size()) {
+    absl::StatusOr<std::unique_ptr<SimState>> made =
+        SimState::Make(std::move(cluster), std::move(policy), rng_);
+    if (!made.ok()) {
+      error_ = made.status();
+      return;
+    }
+    sim_ = std::move(*made);
+    std::vector<uint32_t> node_order = sim_->view().priority;
     rng_.Shuffle(node_order);
-    sim_.view().SetPriority(std::move(node_order));
-    total_ = static_cast<double>(sim_.view().total_milli);
+    sim_->view().SetPriority(std::move(node_order));
+    total_ = static_cast<double>(sim_->view().total_milli);
     run_.policy = policy_name;
     run_.seed = options.seed;
     run_.jobs = static_cast<int64_t>(jobs.size());
@@ -71,6 +73,7 @@ class TraceReplay {
   }
 
   absl::StatusOr<ReplayRun> Run() {
+    if (!error_.ok()) return error_;
     size_t next = 0;
     while (next < jobs_.size() || !departures_.empty()) {
       bool arrival = next < jobs_.size() &&
@@ -87,9 +90,9 @@ class TraceReplay {
       while (!departures_.empty() && departures_.top().time == now_) {
         size_t j = departures_.top().job;
         departures_.pop();
-        absl::Status s = sim_.Release(jobs_[j].demand, placed_[j]);
+        absl::Status s = sim_->Release(j);
         if (!s.ok()) return s;
-        freed_.push_back(placed_[j].node);
+        freed_.push_back(placed_[j]);
       }
       RetryQueue();
     }
@@ -100,7 +103,7 @@ class TraceReplay {
       run_.never_started += static_cast<int64_t>(shape.waiting.size());
     }
     run_.gpu_hours = allocated_time_ / 1000 / 3600;
-    run_.disagreements += sim_.disagreements();
+    run_.disagreements += sim_->disagreements();
     return std::move(run_);
   }
 
@@ -117,22 +120,20 @@ class TraceReplay {
   void Advance(double t) {  // integrate utilization and take samples up to t
     while (next_sample_ <= t && next_sample_ <= horizon_) {
       run_.utilization.emplace_back(next_sample_,
-                                    static_cast<double>(sim_.allocated_milli()) * 100 / total_);
+                                    static_cast<double>(sim_->allocated_milli()) * 100 / total_);
       next_sample_ += sample_every_;
     }
-    allocated_time_ += static_cast<double>(sim_.allocated_milli()) * (t - last_);
+    allocated_time_ += static_cast<double>(sim_->allocated_milli()) * (t - last_);
     last_ = t;
   }
 
   bool TryStart(size_t j) {
-    std::optional<sched::Placement> where = policy_->Place(sim_.view(), jobs_[j].demand, rng_);
-    if (!where) return false;
-    std::optional<Placed> p = sim_.Place(jobs_[j].demand, *where);
-    if (!p) {
-      ++run_.disagreements;
+    SimState::Placed p = sim_->Place(j, jobs_[j].demand);
+    if (p.outcome != SimState::Outcome::kPlaced) {
+      if (p.outcome == SimState::Outcome::kRefused) ++run_.disagreements;
       return false;
     }
-    placed_[j] = std::move(*p);
+    placed_[j] = p.node;
     run_.waits.push_back(now_ - jobs_[j].arrival);
     ++run_.started;
     if (jobs_[j].duration >= 0) departures_.push({now_ + jobs_[j].duration, j});
@@ -157,7 +158,7 @@ class TraceReplay {
       if (shapes_[s].waiting.empty()) continue;
       bool may_fit =
           options_.full_retry || std::any_of(freed_.begin(), freed_.end(), [&](uint32_t n) {
-            return sched::Feasible(sim_.view().nodes[n], shapes_[s].demand);
+            return sched::Feasible(sim_->view().nodes[n], shapes_[s].demand);
           });
       if (may_fit) active.push_back(s);
     }
@@ -181,15 +182,15 @@ class TraceReplay {
     freed_.clear();
   }
 
-  SimState sim_;
   sched::Rng rng_;
+  std::unique_ptr<SimState> sim_;
+  absl::Status error_;
   const std::vector<ReplayJob>& jobs_;
-  std::unique_ptr<sched::Policy> policy_;
   const ReplayOptions& options_;
   ReplayRun run_;
   double total_ = 0, horizon_ = 0, sample_every_ = 1, next_sample_ = 0;
   double now_ = 0, last_ = 0, allocated_time_ = 0;
-  std::vector<Placed> placed_;
+  std::vector<uint32_t> placed_;  // each started job's view node
   std::priority_queue<Departure, std::vector<Departure>, std::greater<>> departures_;
   std::vector<Shape> shapes_;
   std::map<std::tuple<int64_t, int64_t, int, int, uint64_t>, size_t> shape_index_;

@@ -40,6 +40,21 @@ api::ResourceSlice NodeSlice(const TraceNode& n) {
   return s;
 }
 
+// The node's CPU and memory as a Node's allocatable (memory left out when the trace has none:
+// then it never limits, as in the view).
+api::Node NodeObject(const TraceNode& n) {
+  api::Node node;
+  node.api_version = "v1";
+  node.kind = "Node";
+  node.metadata.name = n.name;
+  node.status.allocatable["cpu"] = api::Quantity::FromMilli(n.cpu_milli);
+  if (n.memory_mib > 0) {
+    node.status.allocatable["memory"] = api::Quantity::FromUnits(n.memory_mib * (int64_t{1} << 20));
+  }
+  node.status.capacity = node.status.allocatable;
+  return node;
+}
+
 }  // namespace
 
 absl::StatusOr<std::shared_ptr<const SimCluster>> SimCluster::FromNodes(
@@ -57,6 +72,7 @@ absl::StatusOr<std::shared_ptr<const SimCluster>> SimCluster::FromNodes(
                                                   " GPUs; the simulator models at most ",
                                                   sched::kMaxGpusPerNode, " per node"));
     }
+    objects.push_back({NodeObject(n), n.source, 0, true});
     if (n.gpus > 0) objects.push_back({NodeSlice(n), n.source, 0, true});
   }
   std::shared_ptr<SimCluster> c(new SimCluster(model::Inventory::Build(objects)));
@@ -79,11 +95,11 @@ absl::StatusOr<std::shared_ptr<const SimCluster>> SimCluster::FromNodes(
       }
       nv.model = model;
       nv.gpu_free.assign(n.gpus, sched::kMilli);
-      std::optional<model::NodeId> id = c->inventory_.FindNode(n.name);
+      std::optional<model::NodeId> id = c->inventory_->FindNode(n.name);
       if (!id) return absl::InternalError(util::Cat("node ", n.name, " lost its devices"));
       for (int g = 0; g < n.gpus; ++g) {
         std::optional<model::DeviceId> d =
-            c->inventory_.FindDevice(kSimDriver, n.name, util::Cat("gpu-", g));
+            c->inventory_->FindDevice(kSimDriver, n.name, util::Cat("gpu-", g));
         if (!d) return absl::InternalError(util::Cat("node ", n.name, " lost gpu-", g));
         nv.gpu_devices.push_back(*d);
       }
@@ -99,25 +115,31 @@ absl::StatusOr<std::shared_ptr<const SimCluster>> SimCluster::FromNodes(
   return std::shared_ptr<const SimCluster>(std::move(c));
 }
 
-SimState::SimState(std::shared_ptr<const SimCluster> cluster)
-    : cluster_(std::move(cluster)),
-      state_(cluster_->inventory()),
-      view_(cluster_->empty_view()),
-      allocator_(
-          cluster_->inventory(),
-          alloc::AllocatorOptions{.explain = false, .scorer = &prefer_, .max_solutions = 1}) {
-  device_gpu_.assign(cluster_->inventory().devices().size(), {0, -1});
-  for (uint32_t n = 0; n < view_.nodes.size(); ++n) {
-    const sched::NodeView& nv = view_.nodes[n];
-    inventory_node_.push_back(cluster_->inventory().FindNode(nv.name).value_or(model::kNoId));
-    for (int g = 0; g < nv.gpus(); ++g) device_gpu_[nv.gpu_devices[g]] = {n, g};
-  }
+SimState::SimState(std::shared_ptr<const SimCluster> cluster, sched::Rng& /*rng*/)
+    : cluster_(std::move(cluster)), pod_object_{api::Pod{}, "simulated", 0, true} {}
+
+SimState::~SimState() = default;
+
+absl::StatusOr<std::unique_ptr<SimState>> SimState::Make(std::shared_ptr<const SimCluster> cluster,
+                                                         std::unique_ptr<sched::Policy> policy,
+                                                         sched::Rng& rng) {
+  std::unique_ptr<SimState> s(new SimState(std::move(cluster), rng));
+  s->snapshot_ = sched::Snapshot::Build(s->cluster_->shared_inventory(), s->cluster_->objects());
+  absl::StatusOr<std::unique_ptr<sched::PolicyPlacer>> placer = sched::PolicyPlacer::Make(
+      std::move(policy), s->cluster_->empty_view(), *s->snapshot_, s->demands_, rng);
+  if (!placer.ok()) return placer.status();
+  s->placer_ = std::move(*placer);
+  sched::SessionOptions options;
+  options.explain = false;
+  options.placer = s->placer_.get();
+  absl::StatusOr<std::unique_ptr<sched::Session>> session =
+      sched::Session::Make(*s->snapshot_, s->pods_, std::move(options));
+  if (!session.ok()) return session.status();
+  s->session_ = std::move(*session);
+  return s;
 }
 
-const alloc::CompiledClaim& SimState::ClaimFor(const sched::PodDemand& pod) {
-  auto key = std::make_tuple(pod.num_gpu, pod.gpu_milli, pod.models);
-  auto it = claims_.find(key);
-  if (it != claims_.end()) return *it->second;
+api::ResourceClaimSpec SimState::ClaimFor(const sched::PodDemand& pod) const {
   api::ResourceClaimSpec spec;
   api::DeviceRequest req;
   req.name = "gpu";
@@ -126,10 +148,11 @@ const alloc::CompiledClaim& SimState::ClaimFor(const sched::PodDemand& pod) {
   ex.count = pod.num_gpu;
   ex.capacity = api::CapacityRequirements{{{"gpu", api::Quantity::FromMilli(pod.gpu_milli)}}};
   if (pod.models != 0) {
+    const sched::ClusterView& v = view();
     std::string list;
-    for (size_t m = 0; m < view_.models.size(); ++m) {
+    for (size_t m = 0; m < v.models.size(); ++m) {
       if (pod.Allows(static_cast<int>(m))) {
-        util::Append(list, list.empty() ? "'" : ", '", view_.models[m], "'");
+        util::Append(list, list.empty() ? "'" : ", '", v.models[m], "'");
       }
     }
     ex.selectors.push_back(api::DeviceSelector{api::CelDeviceSelector{
@@ -137,70 +160,44 @@ const alloc::CompiledClaim& SimState::ClaimFor(const sched::PodDemand& pod) {
   }
   req.exactly = ex;
   spec.devices.requests.push_back(std::move(req));
-  absl::StatusOr<alloc::CompiledClaim> compiled =
-      alloc::CompileClaim("sim", "pod", spec, cluster_->inventory(), selectors_);
-  if (!compiled.ok()) std::abort();  // the spec is built above from known parts
-  return *claims_.emplace(key, std::make_unique<alloc::CompiledClaim>(std::move(*compiled)))
-              .first->second;
+  return spec;
 }
 
-std::optional<Placed> SimState::Place(const sched::PodDemand& pod, const sched::Placement& where) {
-  sched::NodeView& node = view_.nodes[where.node];
-  if (node.cpu_free < pod.cpu_milli ||
-      (node.memory_capacity > 0 && node.memory_free < pod.memory_mib)) {
-    return std::nullopt;
-  }
-  Placed placed{where.node, {}};
+size_t SimState::PodOf(size_t job, const sched::PodDemand& pod) {
+  if (job >= pod_of_job_.size()) pod_of_job_.resize(job + 1, SIZE_MAX);
+  if (pod_of_job_[job] != SIZE_MAX) return pod_of_job_[job];
+  const size_t index = pods_.pods.size();
+  sched::PodInfo p = sched::DescribePod(pod_object_, index);
+  p.key = util::Cat("sim/job-", job);
+  p.cpu_milli = pod.cpu_milli;
+  p.memory_bytes = pod.memory_mib * (int64_t{1} << 20);
   if (pod.num_gpu > 0) {
-    model::NodeId id = inventory_node_[where.node];
-    if (id == model::kNoId) return std::nullopt;
-    std::vector<model::DeviceId> preferred;
-    for (int g : where.gpus) preferred.push_back(node.gpu_devices[g]);
-    prefer_.Prefer(std::move(preferred));
-    const alloc::CompiledClaim& claim = ClaimFor(pod);
-    alloc::Outcome o = allocator_.Allocate({&claim}, id, state_);
-    if (!o.allocated || !allocator_.Commit(o, {&claim}, state_).ok()) return std::nullopt;
-    bool as_chosen = where.gpus.empty() || o.choices.size() == where.gpus.size();
-    for (size_t i = 0; i < o.choices.size() && as_chosen && !where.gpus.empty(); ++i) {
-      as_chosen = device_gpu_[o.choices[i].device].second == where.gpus[i];
-    }
-    if (!as_chosen) ++disagreements_;
-    for (const alloc::Choice& ch : o.choices) {
-      auto [n, g] = device_gpu_[ch.device];
-      auto it = ch.consumed.find("gpu");
-      int64_t milli = it == ch.consumed.end() ? 0 : it->second.MilliValue();
-      node.gpu_free[g] -= static_cast<int>(milli);
-      allocated_milli_ += milli;
-    }
-    placed.choices = std::move(o.choices);
-    node.tags[sched::TagOf(pod)]++;
+    api::ResourceClaim claim;
+    claim.metadata.namespace_name = "sim";
+    claim.metadata.name = util::Cat("job-", job);
+    claim.spec = ClaimFor(pod);
+    p.claims.push_back({p.key, std::move(claim), false,
+                        util::Cat("shape/", pod.num_gpu, "/", pod.gpu_milli, "/", pod.models)});
   }
-  node.cpu_free -= pod.cpu_milli;
-  node.memory_free -= pod.memory_mib;
-  node.Refresh();
-  ++node.version;
-  return placed;
+  pods_.pods.push_back(std::move(p));
+  demands_.push_back(pod);
+  pod_of_job_[job] = index;
+  return index;
 }
 
-absl::Status SimState::Release(const sched::PodDemand& pod, const Placed& placed) {
-  sched::NodeView& node = view_.nodes[placed.node];
-  if (!placed.choices.empty()) {
-    absl::Status s = allocator_.Release(placed.choices, state_);
-    if (!s.ok()) return s;
-    for (const alloc::Choice& ch : placed.choices) {
-      auto [n, g] = device_gpu_[ch.device];
-      auto it = ch.consumed.find("gpu");
-      int64_t milli = it == ch.consumed.end() ? 0 : it->second.MilliValue();
-      node.gpu_free[g] += static_cast<int>(milli);
-      allocated_milli_ -= milli;
-    }
-    node.tags[sched::TagOf(pod)]--;
+SimState::Placed SimState::Place(size_t job, const sched::PodDemand& pod) {
+  const size_t p = PodOf(job, pod);
+  sched::Decision d = session_->Decide(p);
+  if (d.status.ok()) return {Outcome::kPlaced, placer_->ViewNode(d.node)};
+  // The policy chose nothing, or the node it chose refused the pod.
+  return {placer_->chose() ? Outcome::kRefused : Outcome::kNoNode, 0};
+}
+
+absl::Status SimState::Release(size_t job) {
+  if (job >= pod_of_job_.size() || pod_of_job_[job] == SIZE_MAX) {
+    return absl::NotFoundError(util::Cat("job ", job, " was never placed"));
   }
-  node.cpu_free += pod.cpu_milli;
-  node.memory_free += pod.memory_mib;
-  node.Refresh();
-  ++node.version;
-  return absl::OkStatus();
+  return session_->Evict(pod_of_job_[job]);
 }
 
 }  // namespace gpuplane::sim

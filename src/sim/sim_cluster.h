@@ -1,10 +1,9 @@
-// A simulated cluster: trace nodes published as DRA objects (one pool per node, one
-// shareable device per GPU with a "gpu" capacity of 1, so a pod may take a share such as
-// 460m or whole GPUs), the allocator's inventory over them, and the placement step every
-// simulated pod goes through: a policy's choice is allocated by the real allocator
-// (alloc::Allocator) and committed to its AllocationState, and the policies' ClusterView is
-// updated from what the allocator actually chose. Not thread-safe; one per simulation run
-// (the inventory may be shared read-only).
+// A simulated cluster: trace nodes published as DRA objects (a Node with the node's CPU and
+// memory; one pool per node, one shareable device per GPU with a "gpu" capacity of 1, so a pod
+// may take a share such as 460m or whole GPUs), the allocator's inventory over them, and the
+// placement step every simulated pod goes through (SimState: the scheduling core's Session
+// with the run's policy as its placer). SimCluster is immutable and may be shared between
+// threads; a SimState is one run's, not thread-safe.
 #ifndef GPUPLANE_SIM_SIM_CLUSTER_H_
 #define GPUPLANE_SIM_SIM_CLUSTER_H_
 
@@ -21,7 +20,12 @@
 #include "model/allocation_state.h"
 #include "model/inventory.h"
 #include "sched/cluster_view.h"
+#include "sched/pod_set.h"
 #include "sched/policy.h"
+#include "sched/policy_placer.h"
+#include "sched/rng.h"
+#include "sched/session.h"
+#include "sched/snapshot.h"
 #include "sim/trace.h"
 
 namespace gpuplane::sim {
@@ -34,56 +38,68 @@ class SimCluster {
   static absl::StatusOr<std::shared_ptr<const SimCluster>> FromNodes(
       const std::vector<TraceNode>& nodes);
 
-  const model::Inventory& inventory() const { return inventory_; }
+  const model::Inventory& inventory() const { return *inventory_; }
+  // Shared with every run's snapshot.
+  const std::shared_ptr<const model::Inventory>& shared_inventory() const { return inventory_; }
   const std::vector<api::SourcedObject>& objects() const { return objects_; }
   const sched::ClusterView& empty_view() const { return view_; }
 
  private:
-  explicit SimCluster(model::Inventory inv) : inventory_(std::move(inv)) {}
+  explicit SimCluster(model::Inventory inv)
+      : inventory_(std::make_shared<const model::Inventory>(std::move(inv))) {}
   std::vector<api::SourcedObject> objects_;
-  model::Inventory inventory_;
+  std::shared_ptr<const model::Inventory> inventory_;
   sched::ClusterView view_;
 };
 
-// What one placement did: the allocator's choices (to release later) and the GPUs by index.
-struct Placed {
-  uint32_t node = 0;
-  std::vector<alloc::Choice> choices;
-};
-
-// The mutable state of one run: allocation state, view, and the placement step.
+// The mutable state of one run: a scheduling-core Session over a Snapshot of the cluster,
+// whose placer is the run's policy on its ClusterView (sched/policy_placer.h). Every
+// placement goes through the Session: the policy chooses a node and GPUs, the allocator
+// allocates the pod's claim there (preferring those GPUs), and the view follows what the
+// allocator took. Jobs are numbered by the caller (a retried job keeps its number).
 class SimState {
  public:
-  explicit SimState(std::shared_ptr<const SimCluster> cluster);
+  // `rng` (the run's) must outlive the state. Errors: the policy name is unknown.
+  static absl::StatusOr<std::unique_ptr<SimState>> Make(std::shared_ptr<const SimCluster> cluster,
+                                                        std::unique_ptr<sched::Policy> policy,
+                                                        sched::Rng& rng);
+  ~SimState();
 
-  sched::ClusterView& view() { return view_; }
-  const sched::ClusterView& view() const { return view_; }
-  int64_t allocated_milli() const { return allocated_milli_; }
+  sched::ClusterView& view() { return placer_->view(); }
+  const sched::ClusterView& view() const { return placer_->view(); }
+  int64_t allocated_milli() const { return placer_->allocated_milli(); }
   // Placements where the allocator took other GPUs than the policy chose (expected: 0).
-  int64_t disagreements() const { return disagreements_; }
+  int64_t disagreements() const { return placer_->disagreements(); }
 
-  // Allocates `pod` as the policy placed it: CPU and memory on the node, and a DRA claim for
-  // its GPUs through the allocator, preferring the policy's GPUs (first fit when it named
-  // none). Nullopt when the allocator refuses (the caller counts that as a disagreement
-  // between the view and the allocator, which tests require to be zero).
-  std::optional<Placed> Place(const sched::PodDemand& pod, const sched::Placement& where);
-  // Undoes a Place of the same pod.
-  absl::Status Release(const sched::PodDemand& pod, const Placed& placed);
+  enum class Outcome {
+    kPlaced,
+    kNoNode,   // the policy found no feasible node
+    kRefused,  // the allocator refused the policy's node (a disagreement; expected never)
+  };
+  struct Placed {
+    Outcome outcome = Outcome::kNoNode;
+    uint32_t node = 0;  // the view's node, when placed
+  };
+  // Places job `job` with `pod`'s demand: CPU and memory on the node, and a DRA claim for its
+  // GPUs. REQUIRES: the job is not placed.
+  Placed Place(size_t job, const sched::PodDemand& pod);
+  // Removes a placed job.
+  absl::Status Release(size_t job);
 
  private:
-  const alloc::CompiledClaim& ClaimFor(const sched::PodDemand& pod);
+  SimState(std::shared_ptr<const SimCluster> cluster, sched::Rng& rng);
+  // The Session's pod for `job`, created on first use.
+  size_t PodOf(size_t job, const sched::PodDemand& pod);
+  api::ResourceClaimSpec ClaimFor(const sched::PodDemand& pod) const;
 
   std::shared_ptr<const SimCluster> cluster_;
-  model::AllocationState state_;
-  sched::ClusterView view_;
-  alloc::PreferScorer prefer_;
-  alloc::Allocator allocator_;
-  alloc::SelectorCache selectors_;
-  std::map<std::tuple<int, int, uint64_t>, std::unique_ptr<alloc::CompiledClaim>> claims_;
-  std::vector<std::pair<uint32_t, int>> device_gpu_;  // device id -> (node, GPU index)
-  std::vector<model::NodeId> inventory_node_;         // view node -> inventory node
-  int64_t allocated_milli_ = 0;
-  int64_t disagreements_ = 0;
+  api::SourcedObject pod_object_;  // what the pods' filters read (no tolerations, selectors)
+  std::unique_ptr<sched::Snapshot> snapshot_;
+  sched::PodSet pods_;
+  std::vector<sched::PodDemand> demands_;  // parallel to pods_.pods
+  std::vector<size_t> pod_of_job_;         // SIZE_MAX: none yet
+  std::unique_ptr<sched::PolicyPlacer> placer_;
+  std::unique_ptr<sched::Session> session_;
 };
 
 }  // namespace gpuplane::sim
