@@ -2,6 +2,7 @@
 
 #include "cel/device_env.h"
 #include "util/strings.h"
+#include "util/suggest.h"
 
 namespace gpuplane::alloc {
 
@@ -38,8 +39,9 @@ absl::StatusOr<Alternative> CompileAlternative(const std::string& claim, const s
   alt.class_name = r.device_class_name;
   const api::DeviceClass* cls = inventory.FindClass(r.device_class_name);
   if (cls == nullptr) {
-    return absl::NotFoundError(util::Cat(claim, ": ", field, ".deviceClassName: DeviceClass \"",
-                                         r.device_class_name, "\" does not exist"));
+    return absl::NotFoundError(util::Cat(
+        claim, ": ", field, ".deviceClassName: DeviceClass \"", r.device_class_name,
+        "\" does not exist", util::DidYouMean(r.device_class_name, inventory.ClassNames())));
   }
   auto add = [&](const std::vector<api::DeviceSelector>& selectors, bool from_class,
                  const std::string& where) -> absl::Status {

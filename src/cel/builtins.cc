@@ -463,16 +463,31 @@ const Value* TypeDenotation(std::string_view name) {
   return it == kTypes->end() ? nullptr : &it->second;
 }
 
+namespace {
+
+constexpr std::string_view kBuiltinNames[] = {
+    "_+_",  "_-_",  "_*_",    "_/_",    "_%_",      "-_",         "!_",       "_==_",
+    "_!=_", "_<_",  "_<=_",   "_>_",    "_>=_",     "@in",        "_[_]",     "_[?_]",
+    "_&&_", "_||_", "_?_:_",  "size",   "contains", "startsWith", "endsWith", "matches",
+    "int",  "uint", "double", "string", "bytes",    "bool",       "type",     "dyn"};
+
+}  // namespace
+
 bool IsKnownFunction(std::string_view name) {
-  static constexpr std::string_view kNames[] = {
-      "_+_",  "_-_",  "_*_",    "_/_",    "_%_",      "-_",         "!_",       "_==_",
-      "_!=_", "_<_",  "_<=_",   "_>_",    "_>=_",     "@in",        "_[_]",     "_[?_]",
-      "_&&_", "_||_", "_?_:_",  "size",   "contains", "startsWith", "endsWith", "matches",
-      "int",  "uint", "double", "string", "bytes",    "bool",       "type",     "dyn"};
-  for (std::string_view n : kNames) {
+  for (std::string_view n : kBuiltinNames) {
     if (n == name) return true;
   }
   return IsLibraryFunction(name);
+}
+
+std::vector<std::string> KnownFunctionNames() {
+  std::vector<std::string> names = LibraryFunctionNames();
+  for (std::string_view n : kBuiltinNames) {
+    if (n.front() != '_' && n.front() != '-' && n.front() != '!' && n.front() != '@') {
+      names.emplace_back(n);
+    }
+  }
+  return names;
 }
 
 Value CallBuiltin(std::string_view name, bool receiver, std::span<const Value> args) {

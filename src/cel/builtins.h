@@ -8,6 +8,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "cel/value.h"
 #include "re2/re2.h"
@@ -21,6 +22,8 @@ Value CallBuiltin(std::string_view name, bool receiver, std::span<const Value> a
 
 // Whether `name` is a function the runtime knows (for compile-time reference checks).
 bool IsKnownFunction(std::string_view name);
+// The names a call may use (operators left out), for "did you mean" in errors.
+std::vector<std::string> KnownFunctionNames();
 
 // CEL comparison for <, <=, >, >=: -1, 0, 1, or an error value for unsupported operands.
 Value Compare(const Value& a, const Value& b, int* result);

@@ -6,6 +6,7 @@
 #include "cel/builtins.h"
 #include "cel/parser.h"
 #include "util/strings.h"
+#include "util/suggest.h"
 
 namespace gpuplane::cel {
 namespace {
@@ -324,7 +325,10 @@ class Checker {
       }
     }
     if (TypeDenotation(e.name) != nullptr) return Of(T::kType);
-    return Fail(e.pos, "undeclared reference to '" + e.name + "'");
+    std::vector<std::string> names = options_.variables;
+    for (const auto& [name, type] : scope_) names.push_back(name);
+    return Fail(e.pos,
+                "undeclared reference to '" + e.name + "'" + util::DidYouMean(e.name, names));
   }
 
   Type Select(const Expr& e) {
@@ -374,7 +378,10 @@ class Checker {
     }
     if (n == "_<_" || n == "_<=_" || n == "_>_" || n == "_>=_") return Ordering(e, args);
     if (n == "_[_]" || n == "_[?_]") return Index(e, args, n == "_[?_]");
-    if (!IsKnownFunction(n)) return Fail(e.pos, "undeclared reference to '" + n + "'");
+    if (!IsKnownFunction(n)) {
+      return Fail(
+          e.pos, "undeclared reference to '" + n + "'" + util::DidYouMean(n, KnownFunctionNames()));
+    }
     auto [lo, hi] = Signatures().equal_range(n);
     if (lo == hi) return Of(T::kDyn);  // known to the runtime, no signature recorded
     std::vector<const Signature*> fits;

@@ -42,6 +42,14 @@ bool IsLibraryFunction(std::string_view name) {
   return it != Registry().end() && it->first.name == name;
 }
 
+std::vector<std::string> LibraryFunctionNames() {
+  std::vector<std::string> names;
+  for (const auto& [key, overload] : Registry()) {
+    if (names.empty() || names.back() != key.name) names.push_back(key.name);
+  }
+  return names;
+}
+
 bool IsFunctionNamespace(std::string_view ident) {
   return ident == "optional" || ident == "sets" || ident == "lists" || ident == "strings";
 }

@@ -5,6 +5,7 @@
 #define GPUPLANE_CEL_LIBRARY_H_
 
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -24,6 +25,8 @@ struct LibraryOverload {
 // nullptr when no overload has this name, receiver style and arity.
 const LibraryOverload* FindLibraryOverload(std::string_view name, bool receiver, size_t arity);
 bool IsLibraryFunction(std::string_view name);
+// The library's function names, sorted, each once.
+std::vector<std::string> LibraryFunctionNames();
 
 // Namespaces whose `ns.f(...)` calls name global functions (optional.of, sets.contains...).
 bool IsFunctionNamespace(std::string_view ident);

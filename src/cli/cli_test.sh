@@ -234,5 +234,23 @@ expect_exit 3 "agent: cannot listen" -- "$BIN" agent --sampler synthetic --max-p
 expect_exit 2 "unknown subcommand" -- "$BIN" frobnicate
 rm -rf "$tmp_rule"
 
+# "Did you mean": a close name is offered where a name is wrong.
+tmp_dym=$(mktemp -d)
+sed 's/deviceClassName: gpu.nvidia.com/deviceClassName: gpu.nvidia.co/' \
+  examples/workloads/h100-or-better-40gi.yaml >"$tmp_dym/typo.yaml"
+expect_output 'DeviceClass "gpu.nvidia.co" does not exist; did you mean "gpu.nvidia.com"\?' \
+  "allocate: unknown DeviceClass" -- "$BIN" allocate --objects examples/cluster --claims "$tmp_dym/typo.yaml"
+expect_output "undeclared reference to 'startWith'; did you mean \"startsWith\"\?" \
+  "cel: unknown function" -- "$BIN" cel eval --expr '"abc".startWith("a")'
+expect_output 'unknown policy "gpuplan".*; did you mean "gpuplane"\?' "simulate: unknown policy" -- \
+  "$BIN" simulate --nodes testdata/sim/nodes.csv --pods testdata/sim/pods.csv --policy gpuplan
+expect_output 'unknown policy "spred".*; did you mean "spread"\?' "schedule: unknown policy" -- \
+  "$BIN" schedule --objects examples/cluster --workload examples/workloads --policy spred
+expect_exit 2 "schedule: unknown policy is a usage error" -- \
+  "$BIN" schedule --objects examples/cluster --workload examples/workloads --policy spred
+expect_output 'unknown command "schedul"; did you mean "schedule"\?' "unknown command" -- \
+  "$BIN" schedul
+rm -rf "$tmp_dym"
+
 echo "$pass passed, $failures failed"
 [[ $failures -eq 0 ]]

@@ -1,9 +1,11 @@
 // gpuplane: GPU control plane for Kubernetes. This file only dispatches to subcommands.
+#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <vector>
 
 #include "cli/commands.h"
+#include "util/suggest.h"
 
 namespace {
 
@@ -27,6 +29,15 @@ int main(int argc, char** argv) {
                         std::printf("gpuplane %s\n", kVersion);
                         return 0;
                       }});
+  if (argc > 1 && argv[1][0] != '-') {  // a command name: say which one was meant
+    std::vector<std::string> names;
+    for (const CLI::App* sub : app.get_subcommands({})) names.push_back(sub->get_name());
+    if (std::find(names.begin(), names.end(), argv[1]) == names.end()) {
+      std::fprintf(stderr, "gpuplane: unknown command \"%s\"%s (gpuplane --help lists them)\n",
+                   argv[1], gpuplane::util::DidYouMean(argv[1], names).c_str());
+      return gpuplane::cli::kExitUsage;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -197,8 +197,9 @@ CLI::App* AddInputs(CLI::App* cmd, ScheduleOptions& opt) {
                   "Files or directories with Pods, ResourceClaims, ResourceClaimTemplates, "
                   "PodGroups and Workloads")
       ->required();
-  cmd->add_option("--policy", opt.policy, "Node order: gpuplane (least worth first) or first-fit")
-      ->check(CLI::IsMember({"gpuplane", "first-fit"}));
+  cmd->add_option("--policy", opt.policy,
+                  "Node order: gpuplane (least worth first), first-fit, pack, spread or "
+                  "worth-pack");
   cmd->add_option("--prices", opt.prices,
                   "Dollars per GPU-hour by product name (YAML or JSON), for the worth of models");
   return cmd;

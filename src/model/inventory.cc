@@ -190,6 +190,13 @@ const api::DeviceClass* Inventory::FindClass(const std::string& name) const {
   return it == classes_.end() ? nullptr : &it->second;
 }
 
+std::vector<std::string> Inventory::ClassNames() const {
+  std::vector<std::string> names;
+  names.reserve(classes_.size());
+  for (const auto& [name, cls] : classes_) names.push_back(name);
+  return names;
+}
+
 std::optional<DeviceId> Inventory::FindDevice(const std::string& driver, const std::string& pool,
                                               const std::string& device) const {
   auto it = device_index_.find(util::Cat(driver, "/", pool, "/", device));

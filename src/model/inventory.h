@@ -96,6 +96,8 @@ class Inventory {
 
   std::optional<NodeId> FindNode(const std::string& name) const;
   const api::DeviceClass* FindClass(const std::string& name) const;
+  // Every DeviceClass name, sorted (for "did you mean" in errors).
+  std::vector<std::string> ClassNames() const;
   // "driver/pool/device", as allocation results name devices.
   std::optional<DeviceId> FindDevice(const std::string& driver, const std::string& pool,
                                      const std::string& device) const;

@@ -5,6 +5,7 @@
 
 #include "alloc/request.h"
 #include "util/strings.h"
+#include "util/suggest.h"
 
 namespace gpuplane::sched {
 namespace {
@@ -142,8 +143,8 @@ absl::StatusOr<std::unique_ptr<NodeOrder>> MakeNodeOrder(std::string_view name, 
   if (name == "worth-pack") return std::make_unique<LoadOrder>(true, true, std::move(load));
   std::string names;
   for (const std::string& n : NodeOrderNames()) util::Append(names, names.empty() ? "" : ", ", n);
-  return absl::InvalidArgumentError(
-      util::Cat("unknown policy \"", name, "\" for schedule: use one of ", names));
+  return absl::InvalidArgumentError(util::Cat("unknown policy \"", name, "\": use one of ", names,
+                                              util::DidYouMean(name, NodeOrderNames())));
 }
 
 }  // namespace gpuplane::sched

@@ -5,6 +5,7 @@
 
 #include "sched/policy.h"
 #include "util/strings.h"
+#include "util/suggest.h"
 
 namespace gpuplane::sched {
 namespace {
@@ -225,8 +226,8 @@ absl::StatusOr<std::unique_ptr<Policy>> MakePolicy(std::string_view name,
   if (name == "gpuplane") return MakeGpuplanePolicy(workload);
   std::string known;
   for (const std::string& n : PolicyNames()) util::Append(known, known.empty() ? "" : ", ", n);
-  return absl::InvalidArgumentError(
-      util::Cat("unknown policy \"", name, "\"; known policies: ", known));
+  return absl::InvalidArgumentError(util::Cat("unknown policy \"", name, "\"; known policies: ",
+                                              known, util::DidYouMean(name, PolicyNames())));
 }
 
 }  // namespace gpuplane::sched

@@ -14,6 +14,7 @@
 #include "sched/snapshot.h"
 #include "sim/engine.h"
 #include "util/strings.h"
+#include "util/suggest.h"
 
 namespace gpuplane::sim {
 namespace {
@@ -182,8 +183,9 @@ absl::StatusOr<ReplayRun> ReplayClaims(const std::vector<api::SourcedObject>& cl
                                        std::vector<ClaimJob>& jobs, const std::string& policy,
                                        std::vector<std::string>& problems, int samples) {
   if (policy != "gpuplane" && policy != "k8s") {
-    return absl::InvalidArgumentError(util::Cat(
-        "--policy ", policy, ": a workload of Pods with claims runs with gpuplane or k8s"));
+    return absl::InvalidArgumentError(
+        util::Cat("--policy ", policy, ": a workload of Pods with claims runs with gpuplane or k8s",
+                  util::DidYouMean(policy, {"gpuplane", "k8s"})));
   }
   auto wall = std::chrono::steady_clock::now();
   std::unique_ptr<sched::Snapshot> snapshot = sched::Snapshot::Build(cluster);
