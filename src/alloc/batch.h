@@ -2,7 +2,8 @@
 // (what `gpuplane allocate` and the scenario tests do): ResourceClaims, Pods (their claims
 // allocated together; a template claim is named <pod>-<claim>) and ResourceClaimTemplates no
 // Pod uses (one claim each, named <template>-1). A ResourceClaim that Pods name is allocated
-// with the first such Pod only; later Pods sharing it run on its node. Not thread-safe.
+// with the first such Pod only; later Pods sharing it run on its node. Results are values;
+// the objects are borrowed for the call (the cluster's are taken by value). Not thread-safe.
 #ifndef GPUPLANE_ALLOC_BATCH_H_
 #define GPUPLANE_ALLOC_BATCH_H_
 

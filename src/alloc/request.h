@@ -1,7 +1,8 @@
 // Claims normalized for allocation: each request becomes an ordered list of alternatives
 // (one for `exactly`, one per firstAvailable subrequest, tried in order), each with its
 // DeviceClass and request selectors compiled, and constraints refer to requests by index.
-// Immutable after Compile; safe to share across threads.
+// Immutable after Compile; safe to share across threads. A CompiledClaim owns its compiled
+// selectors (shared with the SelectorCache that made them) and borrows nothing.
 #ifndef GPUPLANE_ALLOC_REQUEST_H_
 #define GPUPLANE_ALLOC_REQUEST_H_
 

@@ -8,6 +8,9 @@
 //   3. shareable devices that already serve someone over empty ones;
 //   4. devices in the islands with the fewest free devices left (best fit), so whole islands
 //      stay free for large requests.
+// Scorers are interfaces the allocator calls; an implementation is owned by its caller and
+// borrowed by the Allocator (it must outlive it), called from one thread at a time, and must
+// be deterministic. PreferScorer holds the devices to prefer (set before each call).
 #ifndef GPUPLANE_ALLOC_SCORER_H_
 #define GPUPLANE_ALLOC_SCORER_H_
 

@@ -1,5 +1,6 @@
 // Subcommand entry points of the `gpuplane` binary. Each registers its flags on a CLI11 app
-// and returns the process exit code, by the rule in exit_codes.h.
+// and returns the process exit code, by the rule in exit_codes.h. The options a command
+// parses are owned by its closure; commands run on the main thread only.
 #ifndef GPUPLANE_CLI_COMMANDS_H_
 #define GPUPLANE_CLI_COMMANDS_H_
 

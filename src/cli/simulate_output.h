@@ -1,5 +1,7 @@
 // Output of `gpuplane simulate`: the terminal table, the JSON document and the
-// self-contained HTML report (inline SVG charts, no scripts or network).
+// self-contained HTML report (inline SVG charts, no scripts or network). Pure functions of
+// the results they are given (borrowed for the call), returning strings; WriteReport's errors
+// are Unavailable (the file could not be written). Thread-safe.
 #ifndef GPUPLANE_CLI_SIMULATE_OUTPUT_H_
 #define GPUPLANE_CLI_SIMULATE_OUTPUT_H_
 

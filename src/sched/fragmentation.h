@@ -1,6 +1,7 @@
 // Fragmentation as the FGD paper measures it (../shared/docs/fgd-method.md): a target
 // workload of task types with probabilities, and for a node the expected share of its free
 // GPU capacity that a random task of that workload could not use. Immutable; thread-safe.
+// A GradientCache is owned by one policy instance (one run) and is not thread-safe.
 #ifndef GPUPLANE_SCHED_FRAGMENTATION_H_
 #define GPUPLANE_SCHED_FRAGMENTATION_H_
 

@@ -2,7 +2,8 @@
 // (packing_lp.h): a task type's net value is its milli-GPU minus its price, and a GPU's free
 // share is worth the most net value the workload's one-GPU task types could still put there,
 // counting only types whose CPU the node can still give. The gpuplane policy places a sharing pod
-// where it destroys the least of this worth. Immutable after construction; thread-safe.
+// where it destroys the least of this worth. Immutable after construction; thread-safe;
+// owns its tables (computed from the prices at construction).
 #ifndef GPUPLANE_SCHED_GAP_VALUES_H_
 #define GPUPLANE_SCHED_GAP_VALUES_H_
 

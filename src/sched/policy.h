@@ -2,7 +2,9 @@
 // The FGD artifact's policies (random, dotprod, clustering, packing, bestfit, fgd) exactly as
 // ../shared/docs/fgd-method.md describes them, `k8s` (what Kubernetes does today), and
 // `gpuplane` (ours). Nodes are visited in the view's priority order and ties go to the
-// earlier node. A policy holds no cluster state; one instance per simulation run.
+// earlier node. A policy holds no cluster state (it reads the view it is given; fgd and gpuplane
+// borrow the Workload, and keep memo caches of their own); one instance per simulation run,
+// not thread-safe. Errors: MakePolicy's unknown names (InvalidArgument).
 #ifndef GPUPLANE_SCHED_POLICY_H_
 #define GPUPLANE_SCHED_POLICY_H_
 

@@ -1,6 +1,7 @@
 // A deterministic random source: std::mt19937_64 (whose output the standard specifies) with
 // our own bounded draws and shuffle, so a seed gives the same stream on every platform and
 // standard library (std::uniform_int_distribution and std::shuffle are not portable).
+// A plain value owned by one run; not thread-safe.
 #ifndef GPUPLANE_SCHED_RNG_H_
 #define GPUPLANE_SCHED_RNG_H_
 

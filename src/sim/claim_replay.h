@@ -7,7 +7,8 @@
 // "worth-pack" node order (cheapest model, then fullest first) with the allocator's scoring, `k8s`
 // the "spread" order (least allocated first) with first-fit devices. Jobs that do not fit wait in a
 // FIFO queue, retried when jobs end. Jobs that fit no node of the empty cluster, Pods sharing a
-// claim, and bad annotations are reported with file and line and skipped.
+// claim, and bad annotations are reported with file and line and skipped. Functions return
+// values and borrow their arguments for the call; thread-safe for distinct arguments.
 #ifndef GPUPLANE_SIM_CLAIM_REPLAY_H_
 #define GPUPLANE_SIM_CLAIM_REPLAY_H_
 

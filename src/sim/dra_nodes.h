@@ -2,7 +2,8 @@
 // each node's GPUs are its devices whose "type" attribute is "gpu" (NVIDIA's driver; every
 // device when no device has a type), the model is the devices' productName (else the driver),
 // and CPU and memory come from the Node object's status.capacity (16 cores and 64 GiB per GPU
-// when there is no Node object).
+// when there is no Node object). A pure function returning values (the objects are borrowed
+// for the call); thread-safe.
 #ifndef GPUPLANE_SIM_DRA_NODES_H_
 #define GPUPLANE_SIM_DRA_NODES_H_
 

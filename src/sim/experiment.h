@@ -1,7 +1,9 @@
 // Several fill runs (policies x seeds) over one cluster and trace, spread over threads, with
 // results in a fixed order (policy order, then seed order) whatever the thread timing, and
 // their summary: mean and standard deviation over seeds of the allocation ratio, of the
-// unallocated GPUs and of the packing bound at an arrived workload of 100%.
+// unallocated GPUs and of the packing bound at an arrived workload of 100%. The cluster is
+// shared read-only by the runs (a shared_ptr<const SimCluster>: every thread holds it while it
+// runs); pods and workload are borrowed for the call. Thread-safe to call.
 #ifndef GPUPLANE_SIM_EXPERIMENT_H_
 #define GPUPLANE_SIM_EXPERIMENT_H_
 

@@ -1,7 +1,7 @@
 // The event loop the built-in scenario and the claims replay share: jobs arrive in order of
 // their (nondecreasing) arrival times, leave at the times their starts push onto `ends`, and
 // wait in one FIFO queue that is retried, in order, after each instant's departures.
-// Header-only; not thread-safe.
+// Header-only; the callbacks own the state; not thread-safe.
 #ifndef GPUPLANE_SIM_FIFO_EVENTS_H_
 #define GPUPLANE_SIM_FIFO_EVENTS_H_
 

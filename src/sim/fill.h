@@ -2,7 +2,9 @@
 // with the seed, inflate it by resampling to `tune` times the cluster's GPU capacity, give
 // nodes a seed-dependent priority order, then submit pods one at a time to an empty cluster;
 // nothing leaves, and a pod that fits nowhere fails once and is dropped. Records the GPU
-// allocation ratio and the fragmentation against the arrived workload (0-130%).
+// allocation ratio and the fragmentation against the arrived workload (0-130%). RunFill takes
+// the cluster as shared_ptr<const SimCluster> because parallel runs share it read-only; the
+// pods and workload are borrowed for the call. Each call is independent and thread-safe.
 #ifndef GPUPLANE_SIM_FILL_H_
 #define GPUPLANE_SIM_FILL_H_
 

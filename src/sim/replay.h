@@ -3,6 +3,8 @@
 // waits in a FIFO queue; whenever capacity frees, the queue is retried in order (a pod whose
 // shape is no smaller than one that just failed is skipped in that pass, as it cannot fit
 // either). Records GPU utilization over time, queueing delays and pods that never started.
+// The cluster is shared read-only (shared_ptr<const SimCluster>, as in fill.h); jobs are
+// borrowed for the call. Each call is independent and thread-safe.
 #ifndef GPUPLANE_SIM_REPLAY_H_
 #define GPUPLANE_SIM_REPLAY_H_
 

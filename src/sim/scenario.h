@@ -8,6 +8,8 @@
 //   gpuplane: DRA claims: training asks for GPUs with enough memory on one NVLink domain,
 //             inference asks for a small MIG slice, else a medium one, else a whole GPU with
 //             enough memory; best-fit node order and the allocator's scorer.
+// Both run on the simulator's engine (engine.h). Pure functions returning values (the
+// cluster and jobs are generated inside); thread-safe.
 #ifndef GPUPLANE_SIM_SCENARIO_H_
 #define GPUPLANE_SIM_SCENARIO_H_
 

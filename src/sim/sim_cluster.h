@@ -3,7 +3,8 @@
 // may take a share such as 460m or whole GPUs), the allocator's inventory over them, and the
 // placement step every simulated pod goes through (SimState: the scheduling core's Session
 // with the run's policy as its placer). SimCluster is immutable and may be shared between
-// threads; a SimState is one run's, not thread-safe.
+// threads; a SimState is one run's, not thread-safe: it holds the cluster (shared), owns its
+// snapshot, pods, placer and session, and borrows the run's random source.
 #ifndef GPUPLANE_SIM_SIM_CLUSTER_H_
 #define GPUPLANE_SIM_SIM_CLUSTER_H_
 

@@ -2,7 +2,7 @@
 // (../shared/data/openb/README.md) and the spot-GPU node CSV. Columns are found by header
 // name, so column order and extra columns do not matter. Bad rows are reported as
 // "file:line: message" problems and skipped; only an unreadable file or a missing required
-// column is an error.
+// column is an error. Pure functions returning values; thread-safe.
 #ifndef GPUPLANE_SIM_TRACE_H_
 #define GPUPLANE_SIM_TRACE_H_
 

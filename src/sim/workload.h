@@ -1,7 +1,8 @@
 // Trace pods as the policies see them (sched::PodDemand), checked against a cluster: pods
 // that can never run there (more GPUs than any node has, only GPU models the cluster lacks,
 // more CPU or memory than any node has) are reported with their trace line and dropped;
-// unknown models among known ones are reported and ignored.
+// unknown models among known ones are reported and ignored. Pure functions returning values;
+// thread-safe.
 #ifndef GPUPLANE_SIM_WORKLOAD_H_
 #define GPUPLANE_SIM_WORKLOAD_H_
 

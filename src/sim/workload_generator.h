@@ -1,7 +1,8 @@
 // A built-in generator of GPU jobs for replay mode: a deterministic (per seed) stream of
 // inference services (GPU shares), single-GPU batch jobs, multi-GPU training jobs and CPU-only
 // jobs, arriving as a Poisson process whose rate keeps the cluster at `load` of its GPU
-// capacity on average.
+// capacity on average. A pure function of its options and the cluster view (borrowed for the
+// call); thread-safe.
 #ifndef GPUPLANE_SIM_WORKLOAD_GENERATOR_H_
 #define GPUPLANE_SIM_WORKLOAD_GENERATOR_H_
 
