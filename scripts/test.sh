@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The whole test suite (the README's `make test`; CI runs exactly this):
-#   1. formatting check (clang-format)
+#   1. formatting check (clang-format) and header contracts (scripts/check_headers.sh)
 #   2. GCC release build with warnings as errors, every test (unit, scenario, CLI)
 #   3. clang-tidy over src/
 #   4. clang build with AddressSanitizer + UndefinedBehaviorSanitizer, unit tests
@@ -12,6 +12,17 @@ FUZZ_SECONDS=${FUZZ_SECONDS:-30}
 
 echo "== clang-format (at ${SECONDS}s)"
 git ls-files 'src/*.cc' 'src/*.h' 'bench/*.cc' 'fuzz/*.cc' | xargs clang-format --dry-run -Werror
+
+echo "== header contracts (at ${SECONDS}s)"
+scripts/check_headers.sh
+# The check itself: a header without a contract must fail it.
+contractless=$(mktemp --suffix=.h)
+printf '// A thing.\n#ifndef X_H_\n#define X_H_\n#endif\n' >"$contractless"
+if scripts/check_headers.sh "$contractless" >/dev/null; then
+  echo "check_headers.sh accepted a header without a contract"
+  exit 1
+fi
+rm -f "$contractless"
 
 echo "== GCC release build (-Werror) and all tests (at ${SECONDS}s)"
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DGPUPLANE_WERROR=ON >/dev/null

@@ -2,6 +2,8 @@
 // pass to this one) that is attributed on its own and added to running totals. Windows use the
 // previous pass as their starting point, so the sum over windows equals attributing the whole
 // recording at once (same step integrals, same sample periods); costs conserve per window.
+// An Accountant owns its running totals and the last pass it saw; the passes it is given are
+// borrowed for the call. Not thread-safe: the agent calls it under its state mutex.
 #ifndef GPUPLANE_ACCT_ACCOUNTANT_H_
 #define GPUPLANE_ACCT_ACCOUNTANT_H_
 

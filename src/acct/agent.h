@@ -5,6 +5,9 @@
 // running totals and the SQLite ledger, and serves /metrics, /healthz and /attribution.
 // Problems never stop it: each kind is logged once as a JSON line on stderr and counted in
 // gpuplane_agent_errors_total{kind}. Isolation findings are logged once each.
+// RunAgent owns everything it starts (sampler, HTTP server, ledger) and stops it before it
+// returns; it runs the sampling loop on the calling thread and serves HTTP from the server's
+// threads, which read the totals under the state's mutex.
 #ifndef GPUPLANE_ACCT_AGENT_H_
 #define GPUPLANE_ACCT_AGENT_H_
 

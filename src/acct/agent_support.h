@@ -1,6 +1,7 @@
 // Pieces of the agent loop (agent.h), kept apart so each stays small: JSON log lines, error
 // counting by kind (each kind logged once), and the cached PID resolver. Not thread-safe: the
 // agent calls them under its state mutex.
+// Each piece owns its own state (the resolver its PID cache).
 #ifndef GPUPLANE_ACCT_AGENT_SUPPORT_H_
 #define GPUPLANE_ACCT_AGENT_SUPPORT_H_
 

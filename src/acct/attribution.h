@@ -12,6 +12,9 @@
 // instances by memory size first.
 // Processes that belong to no pod, or to a container that was not allocated the GPU, are
 // audit findings (with their evidence) and are not charged to anyone.
+// Attribution is a pure function of a recording, ownership, a PID resolver and prices, all
+// borrowed for the call; results are values. Thread-safe for distinct arguments (the resolver
+// is called from the calling thread only).
 #ifndef GPUPLANE_ACCT_ATTRIBUTION_H_
 #define GPUPLANE_ACCT_ATTRIBUTION_H_
 

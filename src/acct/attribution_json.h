@@ -1,5 +1,6 @@
 // The JSON form of an attribution, shared by `gpuplane attribute` and the agent's
 // /attribution endpoint: {"pods":[...],"devices":[...],"audit":[...]} (docs/ACCOUNTING.md).
+// A pure function returning a string; thread-safe.
 #ifndef GPUPLANE_ACCT_ATTRIBUTION_JSON_H_
 #define GPUPLANE_ACCT_ATTRIBUTION_JSON_H_
 

@@ -2,6 +2,8 @@
 // in ../shared/data/genai (pod_gpu_duty_cycle_anon.tar.gz, pod_gpu_memory_used_bytes_anon.tar.gz:
 // gzip'd tar archives of CSV files `value,timestamp_anon,container_ip` and
 // `timestamp_anon,value,container_ip`), joined by container_ip into one series per pod.
+// Pure functions returning values (archives are read whole, up to a size limit); thread-safe.
+// Errors name the file and what is wrong with it.
 #ifndef GPUPLANE_ACCT_GENAI_H_
 #define GPUPLANE_ACCT_GENAI_H_
 

@@ -80,7 +80,8 @@ absl::StatusOr<std::unique_ptr<Ledger>> Ledger::Open(const std::string& path, bo
   Statement version;
   if (sqlite3_prepare_v2(l->db_, "SELECT value FROM meta WHERE key='schema_version'", -1,
                          &version.s, nullptr) != SQLITE_OK) {
-    return l->Error("is not a gpuplane ledger (no meta table)");
+    return absl::InvalidArgumentError(
+        l->Error("is not a gpuplane ledger (no meta table)").message());
   }
   if (sqlite3_step(version.s) != SQLITE_ROW || Text(version.s, 0) != "1") {
     return absl::FailedPreconditionError(util::Cat(

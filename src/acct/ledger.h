@@ -6,6 +6,10 @@
 // sm_seconds, memory_byte_seconds, max_memory_bytes, cost_nano), devices(bucket, gpu_uuid,
 // model, busy_seconds, unattributed_sm_seconds, idle_cost_nano, cost_nano),
 // pod_labels(namespace, pod, labels JSON), meta(key, value).
+// A Ledger owns its SQLite connection and prepared statements (closed on destruction); one
+// Ledger per file and thread at a time (not thread-safe; the agent writes from its loop).
+// Errors name the file: NotFound when it is missing, InvalidArgument when it is not a ledger,
+// FailedPrecondition for another schema version, Internal for SQLite failures.
 #ifndef GPUPLANE_ACCT_LEDGER_H_
 #define GPUPLANE_ACCT_LEDGER_H_
 

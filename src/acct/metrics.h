@@ -2,6 +2,7 @@
 // `gpuplane_` prefix, base units (seconds, bytes, dollars), counters end in `_total`, labels
 // namespace, pod, container, gpu_uuid, mig_instance, model; label values escaped; each name's
 // samples grouped under one HELP and TYPE.
+// Pure functions returning text; thread-safe.
 #ifndef GPUPLANE_ACCT_METRICS_H_
 #define GPUPLANE_ACCT_METRICS_H_
 

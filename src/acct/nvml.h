@@ -5,6 +5,7 @@
 // memory (with MIG instance ids); and the per-process utilization samples since the last call.
 // NVML errors are counted by kind (not supported, no permission, GPU lost, other), never fatal.
 // Not thread-safe.
+// An NvmlSampler owns the dlopen'ed library handle and shuts NVML down on destruction.
 #ifndef GPUPLANE_ACCT_NVML_H_
 #define GPUPLANE_ACCT_NVML_H_
 

@@ -1,5 +1,7 @@
 // The slice of NVML's C ABI gpuplane uses (../shared/reference/gpu-accounting.md), declared
 // once at global scope so the sampler and the test stand-in library agree on every type.
+// Declarations only (plain C structs and function types): no state, no ownership, safe from
+// any thread as far as gpuplane is concerned (NVML's own rules apply to the calls).
 #ifndef GPUPLANE_ACCT_NVML_ABI_H_
 #define GPUPLANE_ACCT_NVML_ABI_H_
 

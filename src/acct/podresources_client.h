@@ -2,6 +2,8 @@
 // (default /var/lib/kubelet/pod-resources/kubelet.sock): `List` gives which container was
 // allocated which device, classic device plugin and DRA. The response is read with the same
 // rules as `--podresources-json` (sources.h), through its proto3 JSON form.
+// Each call opens its own gRPC channel and returns values; thread-safe. Errors: Unavailable
+// when the socket does not answer, Internal when its response cannot be converted.
 #ifndef GPUPLANE_ACCT_PODRESOURCES_CLIENT_H_
 #define GPUPLANE_ACCT_PODRESOURCES_CLIENT_H_
 

@@ -1,6 +1,9 @@
 // The node's Pod objects from the Kubernetes API server: GET /api/v1/pods with
 // fieldSelector=spec.nodeName=NODE, read like `kubectl get pods -o json` (sources.h). In a
 // cluster the server, token and CA come from the service account (InClusterApiServer).
+// Each call makes its own HTTP request and returns values; thread-safe. Errors:
+// FailedPrecondition outside a cluster, Unavailable when the server does not answer,
+// InvalidArgument when the answer cannot be read.
 #ifndef GPUPLANE_ACCT_PODS_CLIENT_H_
 #define GPUPLANE_ACCT_PODS_CLIENT_H_
 

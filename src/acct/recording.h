@@ -7,6 +7,7 @@
 //   {"t":..,"type":"process","uuid":"GPU-..","pid":N,"used_memory":N,"gpu_instance_id":N|null}
 //   {"t":..,"type":"process_util","uuid":"GPU-..","pid":N,"ts_us":N,"sm":0-100,"mem":0-100}
 // Bad lines are reported as "file:line: ..." and skipped.
+// Recordings are plain values; the parser is a pure function; thread-safe.
 #ifndef GPUPLANE_ACCT_RECORDING_H_
 #define GPUPLANE_ACCT_RECORDING_H_
 

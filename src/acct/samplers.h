@@ -3,6 +3,9 @@
 //   yields empty passes (the agent reports why_not() once, as error kind nvml_not_available);
 // - ReplaySource: a recording, one pass per distinct sample time, in time order;
 // - the synthetic sampler: a ReplaySource over MakeSynthetic's recording (synthetic.h).
+// A Sampler owns its source (the NVML handle, or the recording it replays) and is called
+// from the agent's loop only (not thread-safe); the pass and error counts it fills are the
+// caller's.
 #ifndef GPUPLANE_ACCT_SAMPLERS_H_
 #define GPUPLANE_ACCT_SAMPLERS_H_
 

@@ -2,6 +2,8 @@
 // node's Pod objects (`kubectl get pods -o json`), device ownership from a kubelet
 // PodResources `List` response in proto3 JSON form, and prices from a YAML or JSON map.
 // Every problem names the file and what to fix.
+// Parsers are pure functions returning values (thread-safe); the resolver from ProcResolver owns
+// its copy of the pods and reads /proc under `proc_root` when called (from one thread).
 #ifndef GPUPLANE_ACCT_SOURCES_H_
 #define GPUPLANE_ACCT_SOURCES_H_
 

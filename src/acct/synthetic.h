@@ -2,6 +2,8 @@
 // with demand series from real per-pod traces (genai.h) or a built-in generator (bursty duty cycles
 // and growing memory), written in the recording format together with the exact ground truth per
 // pod. Deterministic per seed.
+// A pure function of the spec (the profiles it points to are borrowed for the call) returning
+// values; thread-safe.
 #ifndef GPUPLANE_ACCT_SYNTHETIC_H_
 #define GPUPLANE_ACCT_SYNTHETIC_H_
 

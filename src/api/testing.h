@@ -1,4 +1,5 @@
 // Test helpers for api/ tests: repository paths. Not for production code.
+// Pure functions; thread-safe.
 #ifndef GPUPLANE_API_TESTING_H_
 #define GPUPLANE_API_TESTING_H_
 

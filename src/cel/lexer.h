@@ -1,5 +1,6 @@
 // CEL lexer: tokens with byte offsets; decodes number and string/bytes literals (every quote
 // and escape form of the CEL spec). Internal to cel/. Not thread-safe (one per parse).
+// It borrows the source text, which must outlive it.
 #ifndef GPUPLANE_CEL_LEXER_H_
 #define GPUPLANE_CEL_LEXER_H_
 

@@ -1,5 +1,6 @@
 // Test helpers for cel/ tests: compile-and-evaluate with readable failures. Not for
 // production code.
+// Stateless helpers; thread-safe.
 #ifndef GPUPLANE_CEL_TESTING_H_
 #define GPUPLANE_CEL_TESTING_H_
 

@@ -1,5 +1,6 @@
 // The resource.k8s.io/v1beta1 shapes that differ from v1 (device fields wrapped in `basic`,
 // request fields directly on the request). Read, then converted to v1. Internal to api/.
+// Plain value types; thread-safe like any value.
 #ifndef GPUPLANE_API_INTERNAL_BETA_TYPES_H_
 #define GPUPLANE_API_INTERNAL_BETA_TYPES_H_
 

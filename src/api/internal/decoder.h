@@ -1,6 +1,7 @@
 // Decoder: walks a Doc tree into typed structs described by field tables (internal/schema.h),
 // tracking the field path so every problem is reported with file, line, object and field.
 // One Decoder per file; not thread-safe.
+// It borrows the file name and the diagnostics list it reports to, which must outlive it.
 #ifndef GPUPLANE_API_INTERNAL_DECODER_H_
 #define GPUPLANE_API_INTERNAL_DECODER_H_
 

@@ -1,6 +1,7 @@
 // Field tables: each struct's Schema<T> lists its JSON field names, member pointers and rules
 // once; the generic DecodeStruct / EncodeStruct below walk them, so decoding, validation of
 // per-field formats, and writing stay symmetric. Internal to api/.
+// The tables are immutable static data; the walkers are stateless and thread-safe.
 #ifndef GPUPLANE_API_INTERNAL_SCHEMA_H_
 #define GPUPLANE_API_INTERNAL_SCHEMA_H_
 

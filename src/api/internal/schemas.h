@@ -1,5 +1,6 @@
 // Field tables for every Kubernetes struct gpuplane reads and writes (see internal/schema.h).
 // The limits are Kubernetes 1.35's (../shared/reference/dra.md). Internal to api/.
+// Immutable static data; thread-safe.
 #ifndef GPUPLANE_API_INTERNAL_SCHEMAS_H_
 #define GPUPLANE_API_INTERNAL_SCHEMAS_H_
 

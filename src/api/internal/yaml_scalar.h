@@ -1,4 +1,5 @@
 // Plain-scalar resolution shared by the YAML reader and writer (internal to api/).
+// Pure functions; thread-safe.
 #ifndef GPUPLANE_API_INTERNAL_YAML_SCALAR_H_
 #define GPUPLANE_API_INTERNAL_YAML_SCALAR_H_
 
