@@ -8,7 +8,9 @@
 // one more does not fit beside them, so when any placement of the gang exists on the snapshot
 // the search finds one (within a bound on allocator calls, reported as an Error). With a
 // required topology level the gang is tried in each domain, fullest first; a preferred level
-// falls back to the whole cluster.
+// falls back to the whole cluster. Engines that decide pods as they arrive (the simulator)
+// call Decide and Evict instead of Run; a Placer plugin (SessionOptions::placer) then names
+// each single pod's node and devices, and hears of every placement and eviction.
 //
 // Ownership: borrows the snapshot and the pod set, which must outlive it; decisions are
 // committed to the snapshot as they are made. Not thread-safe.
