@@ -43,8 +43,7 @@ class LoadOrder : public NodeOrder {
     const model::Inventory& inv = s.inventory();
     std::vector<double> fraction = Used(s);
     for (model::NodeId n = 0; n < fraction.size(); ++n) {
-      double cap = load_.node_capacity.empty() ? static_cast<double>(inv.nodes()[n].devices.size())
-                                               : load_.node_capacity[n];
+      const double cap = load_.Capacity(inv, n);
       fraction[n] = cap > 0 ? fraction[n] / cap : 1;
     }
     std::vector<model::NodeId> order(inv.nodes().size());
@@ -59,10 +58,6 @@ class LoadOrder : public NodeOrder {
   }
 
  private:
-  double Units(model::DeviceId d) const {
-    return load_.device_units.empty() ? 1.0 : load_.device_units[d];
-  }
-
   // Units in use per node: each claim's devices summed, then added to their node.
   std::vector<double> Used(const Snapshot& s) const {
     const model::Inventory& inv = s.inventory();
@@ -71,7 +66,7 @@ class LoadOrder : public NodeOrder {
       double units = 0;
       model::NodeId node = a.node;
       auto add = [&](model::DeviceId d) {
-        units += Units(d);
+        units += load_.Units(d);
         if (node == model::kNoId) node = inv.devices()[d].node;
       };
       for (const alloc::Choice& ch : a.choices) add(ch.device);

@@ -94,6 +94,12 @@ class Placer {
 struct LoadModel {
   std::vector<double> device_units;   // by DeviceId
   std::vector<double> node_capacity;  // by NodeId
+
+  double Units(model::DeviceId d) const { return device_units.empty() ? 1.0 : device_units[d]; }
+  double Capacity(const model::Inventory& inv, model::NodeId n) const {
+    return node_capacity.empty() ? static_cast<double>(inv.nodes()[n].devices.size())
+                                 : node_capacity[n];
+  }
 };
 
 // The policy names MakeNodeOrder accepts, each one algorithm:

@@ -22,9 +22,7 @@ class Run {
         attempts_(jobs.size()) {
     const model::Inventory& inv = snap_.inventory();
     for (model::NodeId n = 0; n < inv.nodes().size(); ++n) {
-      out_.capacity += config_.load.node_capacity.empty()
-                           ? static_cast<double>(inv.nodes()[n].devices.size())
-                           : config_.load.node_capacity[n];
+      out_.capacity += config_.load.Capacity(inv, n);
     }
     const double span = config_.sample_span;
     every_ = span > 0 ? span / std::max(1, config_.samples) : 1;
@@ -48,10 +46,6 @@ class Run {
     double started = 0;
     double units = 0;
   };
-
-  double Units(model::DeviceId d) const {
-    return config_.load.device_units.empty() ? 1.0 : config_.load.device_units[d];
-  }
 
   // Samples up to t, then integrates the units in use up to min(t, horizon).
   void Advance(double t) {
@@ -78,7 +72,7 @@ class Run {
     Attempt& at = attempts_[j];
     at.started = now_;
     at.units = 0;
-    for (model::DeviceId dev : devices) at.units += Units(dev);
+    for (model::DeviceId dev : devices) at.units += config_.load.Units(dev);
     used_ += at.units;
     out_.waits.push_back(now_ - jobs_[j].arrival);
     const double length = hooks_.run_time ? hooks_.run_time(j, devices) : jobs_[j].duration;
