@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <memory>
 
+#include "sim/usage_meter.h"
 #include "util/strings.h"
 
 namespace gpuplane::sim {
@@ -19,25 +20,25 @@ class Run {
         config_(config),
         hooks_(hooks),
         session_(session),
-        attempts_(jobs.size()) {
-    const model::Inventory& inv = snap_.inventory();
-    for (model::NodeId n = 0; n < inv.nodes().size(); ++n) {
-      out_.capacity += config_.load.Capacity(inv, n);
-    }
-    const double span = config_.sample_span;
-    every_ = span > 0 ? span / std::max(1, config_.samples) : 1;
+        attempts_(jobs.size()),
+        meter_(Capacity(snapshot.inventory(), config.load), config.samples, config.sample_span,
+               config.horizon) {
+    out_.capacity = Capacity(snap_.inventory(), config_.load);
   }
 
   absl::StatusOr<EngineRun> Go() {
     JobEnds ends;
-    const std::list<size_t> queue = RunFifoEvents(
-        jobs_.size(), [&](size_t j) { return jobs_[j].arrival; }, ends, config_.arrivals,
+    FifoQueue queue;
+    RunEvents(
+        jobs_.size(), [&](size_t j) { return jobs_[j].arrival; }, ends, config_.arrivals, queue,
         [&](double t) { Advance(t); }, [&](size_t j) { return TryStart(j, ends); },
         [&](size_t j) { return Depart(j); });
     if (!error_.ok()) return error_;
     out_.never_started = queue.size();
     out_.end_time = std::max(config_.sample_span, now_);
     Advance(out_.end_time);
+    out_.unit_time = meter_.integral();
+    out_.samples = std::move(meter_.samples());
     return std::move(out_);
   }
 
@@ -47,16 +48,15 @@ class Run {
     double units = 0;
   };
 
-  // Samples up to t, then integrates the units in use up to min(t, horizon).
+  static double Capacity(const model::Inventory& inv, const sched::LoadModel& load) {
+    double capacity = 0;
+    for (model::NodeId n = 0; n < inv.nodes().size(); ++n) capacity += load.Capacity(inv, n);
+    return capacity;
+  }
+
   void Advance(double t) {
     now_ = t;
-    while (config_.samples > 0 && next_sample_ <= t && next_sample_ <= config_.sample_span) {
-      out_.samples.emplace_back(next_sample_, out_.capacity > 0 ? used_ * 100 / out_.capacity : 0);
-      next_sample_ += every_;
-    }
-    const double upto = std::min(t, config_.horizon);
-    if (upto > last_) out_.unit_time += used_ * (upto - last_);
-    last_ = std::max(last_, upto);
+    meter_.Advance(t, used_);
   }
 
   bool TryStart(size_t j, JobEnds& ends) {
@@ -97,9 +97,10 @@ class Run {
   const EngineHooks& hooks_;
   sched::Session& session_;
   std::vector<Attempt> attempts_;
+  UsageMeter meter_;
   EngineRun out_;
   absl::Status error_;
-  double now_ = 0, last_ = 0, used_ = 0, next_sample_ = 0, every_ = 1;
+  double now_ = 0, used_ = 0;
 };
 
 }  // namespace

@@ -2,9 +2,9 @@
 // the built-in scenario): jobs arrive in order of arrival, start through a sched::Session
 // (the scheduling core: node filters, the policy's node order, the node index, the
 // allocator), wait in one FIFO queue when nothing fits, and leave when their run ends; the
-// queue is retried in order after each instant's departures (fifo_events.h). A workload is
-// the jobs plus a PodSet (one pod per job, parallel to the jobs); a configuration is the node
-// order, the device choice, the load model (what a GPU's worth is) and the arrival rule.
+// queue is retried in order after each instant's departures (the event loop of events.h). A
+// workload is the jobs plus a PodSet (one pod per job, parallel to the jobs); a configuration is
+// the node order, the device choice, the load model (what a GPU's worth is) and the arrival rule.
 //
 // The engine integrates the units in use (the load model's device units) over time, up to
 // the horizon, and samples them. Workload-specific outcomes (an attempt that dies with OOM
@@ -28,7 +28,7 @@
 #include "sched/pod_set.h"
 #include "sched/session.h"
 #include "sched/snapshot.h"
-#include "sim/fifo_events.h"
+#include "sim/events.h"
 
 namespace gpuplane::sim {
 

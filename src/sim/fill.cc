@@ -7,6 +7,7 @@
 #include "sched/packing_lp.h"
 #include "sched/policy.h"
 #include "sched/rng.h"
+#include "sim/events.h"
 
 namespace gpuplane::sim {
 namespace {
@@ -106,28 +107,34 @@ absl::StatusOr<FillRun> RunFill(std::shared_ptr<const SimCluster> cluster,
   };
   for (uint32_t n = 0; n < view.nodes.size(); ++n) refresh(n);
 
+  // The event loop with submissions as arrivals (pod k at time k), nothing leaving, and every
+  // submission tried at once: a pod that fits nowhere waits forever, that is, fails.
   std::vector<double> alloc_sum(kMaxArrived + 1, 0), frag_ratio_sum(kMaxArrived + 1, 0);
   std::vector<int64_t> count(kMaxArrived + 1, 0);
   double arrived = 0;
-  for (size_t k = 0; k < order.size(); ++k) {
+  auto submit = [&](size_t k) {
     const sched::PodDemand& pod = order[k];
-    ++run.submitted;
     arrived += static_cast<double>(pod.gpu_request());
     SimState::Placed placed = sim.Place(k, pod);
-    if (placed.outcome != SimState::Outcome::kPlaced) {
-      ++run.failed_pods;
-      if (placed.outcome == SimState::Outcome::kRefused) ++run.disagreements;
-    } else {
-      refresh(placed.node);
+    if (placed.outcome == SimState::Outcome::kRefused) ++run.disagreements;
+    if (placed.outcome == SimState::Outcome::kPlaced) refresh(placed.node);
+    const long x = std::lround(arrived * 100 / total);
+    if (x <= kMaxArrived) {
+      const double allocated = static_cast<double>(sim.allocated_milli());
+      const double idle = total - allocated;
+      alloc_sum[x] += allocated * 100 / total;
+      frag_ratio_sum[x] += idle > 0 ? frag_sum * 100 / idle : 0;
+      ++count[x];
     }
-    long x = std::lround(arrived * 100 / total);
-    if (x > kMaxArrived) continue;
-    double allocated = static_cast<double>(sim.allocated_milli());
-    double idle = total - allocated;
-    alloc_sum[x] += allocated * 100 / total;
-    frag_ratio_sum[x] += idle > 0 ? frag_sum * 100 / idle : 0;
-    ++count[x];
-  }
+    return placed.outcome == SimState::Outcome::kPlaced;
+  };
+  JobEnds none;
+  FifoQueue failed;
+  RunEvents(
+      order.size(), [](size_t k) { return static_cast<double>(k); }, none, Arrivals::kTryFirst,
+      failed, [](double) {}, submit, [](size_t) { return false; });
+  run.submitted = static_cast<int64_t>(order.size());
+  run.failed_pods = static_cast<int64_t>(failed.size());
   run.disagreements += sim.disagreements();
   run.packing_bound_at_100 = PackingBoundAt100(order, total);
   Curves(alloc_sum, frag_ratio_sum, count, run);
