@@ -36,43 +36,58 @@ std::string EscapeLabel(const std::string& value) {
   return out;
 }
 
-std::string RenderMetrics(const Attribution& t, const AgentCounters& agent) {
-  std::string out;
-  out.reserve(256 * (t.pods.size() * 4 + t.devices.size() * 4 + 8));
+namespace {
+
+struct PodMetric {
+  const char* name;
+  const char* type;
+  const char* help;
+  double (*value)(const PodUsage&);
+};
+constexpr PodMetric kPodMetrics[] = {
+    {"gpuplane_pod_gpu_sm_seconds_total", "counter",
+     "GPU-seconds of SM time attributed to the container",
+     [](const PodUsage& p) { return p.sm_seconds; }},
+    {"gpuplane_pod_gpu_memory_byte_seconds_total", "counter",
+     "Integral of the container's GPU memory use over time",
+     [](const PodUsage& p) { return p.memory_byte_seconds; }},
+    {"gpuplane_pod_gpu_memory_max_bytes", "gauge", "Largest GPU memory use seen",
+     [](const PodUsage& p) { return static_cast<double>(p.max_memory_bytes); }},
+    {"gpuplane_pod_gpu_cost_dollars_total", "counter",
+     "Cost of the container's share of the GPU, in dollars",
+     [](const PodUsage& p) { return static_cast<double>(p.cost_nano) / 1e9; }},
+};
+
+struct DeviceMetric {
+  const char* name;
+  const char* help;
+  double (*value)(const DeviceUsage&);
+};
+constexpr DeviceMetric kDeviceMetrics[] = {
+    {"gpuplane_gpu_busy_seconds_total", "Seconds the GPU had a kernel running",
+     [](const DeviceUsage& d) { return d.busy_seconds; }},
+    {"gpuplane_gpu_unattributed_sm_seconds_total", "Busy GPU time that no process sample explains",
+     [](const DeviceUsage& d) { return d.unattributed_sm_seconds; }},
+    {"gpuplane_gpu_cost_dollars_total", "Cost of the GPU, in dollars",
+     [](const DeviceUsage& d) { return static_cast<double>(d.cost_nano) / 1e9; }},
+    {"gpuplane_gpu_idle_cost_dollars_total", "Cost of the GPU no container was charged",
+     [](const DeviceUsage& d) { return static_cast<double>(d.idle_cost_nano) / 1e9; }},
+};
+
+void PodMetrics(const Attribution& t, std::string& out) {
   std::map<std::string, std::string> model_of;
   for (const DeviceUsage& d : t.devices) model_of[d.gpu_uuid] = d.model;
-  auto pod_labels = [&](const PodUsage& p) {
-    std::string l;
+  std::vector<std::string> labels;
+  labels.reserve(t.pods.size());
+  for (const PodUsage& p : t.pods) {
+    std::string& l = labels.emplace_back();
     util::Append(l, "{namespace=\"", EscapeLabel(p.who.namespace_name), "\",pod=\"",
                  EscapeLabel(p.who.pod), "\",container=\"", EscapeLabel(p.who.container),
                  "\",gpu_uuid=\"", EscapeLabel(p.gpu_uuid), "\",mig_instance=\"",
                  EscapeLabel(p.mig_instance), "\",model=\"", EscapeLabel(model_of[p.gpu_uuid]),
                  "\"} ");
-    return l;
-  };
-  struct PodMetric {
-    const char* name;
-    const char* type;
-    const char* help;
-    double (*value)(const PodUsage&);
-  };
-  const PodMetric pod_metrics[] = {
-      {"gpuplane_pod_gpu_sm_seconds_total", "counter",
-       "GPU-seconds of SM time attributed to the container",
-       [](const PodUsage& p) { return p.sm_seconds; }},
-      {"gpuplane_pod_gpu_memory_byte_seconds_total", "counter",
-       "Integral of the container's GPU memory use over time",
-       [](const PodUsage& p) { return p.memory_byte_seconds; }},
-      {"gpuplane_pod_gpu_memory_max_bytes", "gauge", "Largest GPU memory use seen",
-       [](const PodUsage& p) { return static_cast<double>(p.max_memory_bytes); }},
-      {"gpuplane_pod_gpu_cost_dollars_total", "counter",
-       "Cost of the container's share of the GPU, in dollars",
-       [](const PodUsage& p) { return static_cast<double>(p.cost_nano) / 1e9; }},
-  };
-  std::vector<std::string> labels;
-  labels.reserve(t.pods.size());
-  for (const PodUsage& p : t.pods) labels.push_back(pod_labels(p));
-  for (const PodMetric& m : pod_metrics) {
+  }
+  for (const PodMetric& m : kPodMetrics) {
     Header(out, m.name, m.type, m.help);
     for (size_t i = 0; i < t.pods.size(); ++i) {
       util::Append(out, m.name, labels[i]);
@@ -80,23 +95,10 @@ std::string RenderMetrics(const Attribution& t, const AgentCounters& agent) {
       out += '\n';
     }
   }
-  struct DeviceMetric {
-    const char* name;
-    const char* help;
-    double (*value)(const DeviceUsage&);
-  };
-  const DeviceMetric device_metrics[] = {
-      {"gpuplane_gpu_busy_seconds_total", "Seconds the GPU had a kernel running",
-       [](const DeviceUsage& d) { return d.busy_seconds; }},
-      {"gpuplane_gpu_unattributed_sm_seconds_total",
-       "Busy GPU time that no process sample explains",
-       [](const DeviceUsage& d) { return d.unattributed_sm_seconds; }},
-      {"gpuplane_gpu_cost_dollars_total", "Cost of the GPU, in dollars",
-       [](const DeviceUsage& d) { return static_cast<double>(d.cost_nano) / 1e9; }},
-      {"gpuplane_gpu_idle_cost_dollars_total", "Cost of the GPU no container was charged",
-       [](const DeviceUsage& d) { return static_cast<double>(d.idle_cost_nano) / 1e9; }},
-  };
-  for (const DeviceMetric& m : device_metrics) {
+}
+
+void DeviceMetrics(const Attribution& t, std::string& out) {
+  for (const DeviceMetric& m : kDeviceMetrics) {
     Header(out, m.name, "counter", m.help);
     for (const DeviceUsage& d : t.devices) {
       util::Append(out, m.name, "{gpu_uuid=\"", EscapeLabel(d.gpu_uuid), "\",model=\"",
@@ -105,6 +107,15 @@ std::string RenderMetrics(const Attribution& t, const AgentCounters& agent) {
       out += '\n';
     }
   }
+}
+
+}  // namespace
+
+std::string RenderMetrics(const Attribution& t, const AgentCounters& agent) {
+  std::string out;
+  out.reserve(256 * (t.pods.size() * 4 + t.devices.size() * 4 + 8));
+  PodMetrics(t, out);
+  DeviceMetrics(t, out);
   Header(out, "gpuplane_isolation_violation", "gauge",
          "A GPU process outside its container's allocation (1 per finding)");
   for (const AuditFinding& f : t.audit) {

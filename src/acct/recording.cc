@@ -50,6 +50,89 @@ bool Str(const Json& j, const char* key, std::string& out, std::string& problem)
   return true;
 }
 
+// One sample per type; each returns the problem ("" when the sample was added to `r`).
+std::string Device(const Json& j, double t, Recording& r) {
+  DeviceSample s;
+  s.t = t;
+  std::string problem;
+  int64_t index = 0, util = 0;
+  if (!Str(j, "uuid", s.uuid, problem) || !Int(j, "index", index, problem, 0, 1023) ||
+      !Str(j, "model", s.model, problem) || !Int(j, "memory_total", s.memory_total, problem) ||
+      !Int(j, "memory_used", s.memory_used, problem) ||
+      !Int(j, "util_gpu", util, problem, 0, 100)) {
+    return problem;
+  }
+  s.index = static_cast<int>(index);
+  s.util_gpu = static_cast<int>(util);
+  auto mig = j.find("mig");
+  s.mig = mig != j.end() && mig->is_boolean() && mig->get<bool>();
+  r.devices.push_back(std::move(s));
+  return "";
+}
+
+std::string Mig(const Json& j, double t, Recording& r) {
+  MigSample s;
+  s.t = t;
+  std::string problem;
+  int64_t instance = 0;
+  if (!Str(j, "parent_uuid", s.parent_uuid, problem) || !Str(j, "uuid", s.uuid, problem) ||
+      !Int(j, "gpu_instance_id", instance, problem, 0, 1 << 20) ||
+      !Str(j, "profile", s.profile, problem) || !Int(j, "memory_total", s.memory_total, problem) ||
+      !Int(j, "memory_used", s.memory_used, problem)) {
+    return problem;
+  }
+  s.gpu_instance_id = static_cast<int>(instance);
+  r.migs.push_back(std::move(s));
+  return "";
+}
+
+std::string Process(const Json& j, double t, Recording& r) {
+  ProcessSample s;
+  s.t = t;
+  std::string problem;
+  if (!Str(j, "uuid", s.uuid, problem) || !Int(j, "pid", s.pid, problem, 1, INT32_MAX) ||
+      !Int(j, "used_memory", s.used_memory, problem)) {
+    return problem;
+  }
+  auto gi = j.find("gpu_instance_id");
+  if (gi != j.end() && gi->is_number_integer()) {
+    s.gpu_instance_id = gi->get<int>();
+  } else if (gi != j.end() && !gi->is_null()) {
+    return "\"gpu_instance_id\" must be an integer or null";
+  }
+  r.processes.push_back(std::move(s));
+  return "";
+}
+
+std::string ProcessUtil(const Json& j, double t, Recording& r) {
+  ProcessUtilSample s;
+  s.t = t;
+  std::string problem;
+  int64_t sm = 0, mem = 0;
+  if (!Str(j, "uuid", s.uuid, problem) || !Int(j, "pid", s.pid, problem, 1, INT32_MAX) ||
+      !Int(j, "ts_us", s.ts_us, problem) || !Int(j, "sm", sm, problem, 0, 100) ||
+      !Int(j, "mem", mem, problem, 0, 100)) {
+    return problem;
+  }
+  s.sm = static_cast<int>(sm);
+  s.mem = static_cast<int>(mem);
+  r.process_utils.push_back(std::move(s));
+  return "";
+}
+
+// One line: adds its sample to `r` and sets `t`, or returns the problem.
+std::string Line(const std::string& line, Recording& r, double& t) {
+  Json j = Json::parse(line, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object()) return "not a JSON object";
+  std::string problem, type;
+  if (!Num(j, "t", t, problem) || !Str(j, "type", type, problem)) return problem;
+  if (type == "device") return Device(j, t, r);
+  if (type == "mig") return Mig(j, t, r);
+  if (type == "process") return Process(j, t, r);
+  if (type == "process_util") return ProcessUtil(j, t, r);
+  return util::Cat("unknown type \"", type, "\" (expected device, mig, process or process_util)");
+}
+
 }  // namespace
 
 Recording ParseRecording(const std::string& text, const std::string& name) {
@@ -65,69 +148,8 @@ Recording ParseRecording(const std::string& text, const std::string& name) {
     ++line_no;
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (line.find_first_not_of(" \t") == std::string::npos) continue;
-    std::string problem;
-    Json j = Json::parse(line, nullptr, /*allow_exceptions=*/false);
     double t = 0;
-    std::string type;
-    if (j.is_discarded() || !j.is_object()) {
-      problem = "not a JSON object";
-    } else if (Num(j, "t", t, problem) && Str(j, "type", type, problem)) {
-      int64_t a = 0, b = 0, c = 0, d = 0;
-      if (type == "device") {
-        DeviceSample s;
-        s.t = t;
-        auto mig = j.find("mig");
-        if (Str(j, "uuid", s.uuid, problem) && Int(j, "index", a, problem, 0, 1023) &&
-            Str(j, "model", s.model, problem) && Int(j, "memory_total", b, problem) &&
-            Int(j, "memory_used", c, problem) && Int(j, "util_gpu", d, problem, 0, 100)) {
-          s.index = static_cast<int>(a);
-          s.memory_total = b;
-          s.memory_used = c;
-          s.util_gpu = static_cast<int>(d);
-          s.mig = mig != j.end() && mig->is_boolean() && mig->get<bool>();
-          r.devices.push_back(std::move(s));
-        }
-      } else if (type == "mig") {
-        MigSample s;
-        s.t = t;
-        if (Str(j, "parent_uuid", s.parent_uuid, problem) && Str(j, "uuid", s.uuid, problem) &&
-            Int(j, "gpu_instance_id", a, problem, 0, 1 << 20) &&
-            Str(j, "profile", s.profile, problem) && Int(j, "memory_total", b, problem) &&
-            Int(j, "memory_used", c, problem)) {
-          s.gpu_instance_id = static_cast<int>(a);
-          s.memory_total = b;
-          s.memory_used = c;
-          r.migs.push_back(std::move(s));
-        }
-      } else if (type == "process") {
-        ProcessSample s;
-        s.t = t;
-        auto gi = j.find("gpu_instance_id");
-        if (Str(j, "uuid", s.uuid, problem) && Int(j, "pid", s.pid, problem, 1, INT32_MAX) &&
-            Int(j, "used_memory", s.used_memory, problem)) {
-          if (gi != j.end() && gi->is_number_integer()) {
-            s.gpu_instance_id = gi->get<int>();
-          } else if (gi != j.end() && !gi->is_null()) {
-            problem = "\"gpu_instance_id\" must be an integer or null";
-          }
-          if (problem.empty()) r.processes.push_back(std::move(s));
-        }
-      } else if (type == "process_util") {
-        ProcessUtilSample s;
-        s.t = t;
-        if (Str(j, "uuid", s.uuid, problem) && Int(j, "pid", s.pid, problem, 1, INT32_MAX) &&
-            Int(j, "ts_us", s.ts_us, problem) && Int(j, "sm", a, problem, 0, 100) &&
-            Int(j, "mem", b, problem, 0, 100)) {
-          s.sm = static_cast<int>(a);
-          s.mem = static_cast<int>(b);
-          r.process_utils.push_back(std::move(s));
-        }
-      } else {
-        problem = util::Cat("unknown type \"", type,
-                            "\" (expected device, mig, process or process_util)");
-      }
-    }
-    if (!problem.empty()) {
+    if (std::string problem = Line(line, r, t); !problem.empty()) {
       r.problems.push_back(util::Cat(name, ":", line_no, ": line skipped: ", problem));
       continue;
     }
