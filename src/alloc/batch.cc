@@ -4,6 +4,7 @@
 #include <chrono>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 
 #include "alloc/allocator.h"
@@ -30,8 +31,9 @@ api::ResourceClaim FromTemplate(const api::ResourceClaimTemplate& t, const std::
 
 }  // namespace
 
-absl::StatusOr<std::vector<Unit>> Units(const std::vector<api::SourcedObject>& objects) {
-  std::vector<Unit> units;
+absl::StatusOr<std::vector<AllocationUnit>> AllocationUnits(
+    const std::vector<api::SourcedObject>& objects) {
+  std::vector<AllocationUnit> units;
   std::map<std::string, const api::ResourceClaimTemplate*> templates;
   std::map<std::string, const api::ResourceClaim*> claims;
   for (const api::SourcedObject& o : objects) {
@@ -76,7 +78,7 @@ absl::StatusOr<std::vector<Unit>> Units(const std::vector<api::SourcedObject>& o
       units.push_back(
           {t->metadata.namespace_name + "/" + name, {FromTemplate(*t, name, "")}, {}, &o});
     } else if (const auto* p = std::get_if<api::Pod>(&o.object)) {
-      Unit u{"pod " + p->metadata.namespace_name + "/" + p->metadata.name, {}, {}, &o};
+      AllocationUnit u{"pod " + p->metadata.namespace_name + "/" + p->metadata.name, {}, {}, &o};
       for (const api::PodResourceClaim& rc : p->spec.resource_claims) {
         std::string ns = p->metadata.namespace_name;
         if (rc.resource_claim_name) {
@@ -107,114 +109,150 @@ absl::StatusOr<std::vector<Unit>> Units(const std::vector<api::SourcedObject>& o
   return units;
 }
 
-absl::StatusOr<BatchResult> AllocateInOrder(std::vector<api::SourcedObject> cluster,
-                                            const std::vector<api::SourcedObject>& work,
-                                            const std::optional<std::string>& node, bool verify) {
-  auto start = std::chrono::steady_clock::now();
-  BatchResult out;
-  // The slices move into the inventory; the allocated claims stay for ApplyAllocatedClaims.
-  model::Inventory inv = model::Inventory::BuildTakingSlices(cluster);
-  out.warnings = inv.warnings();
-  model::AllocationState state(inv);
-  for (const std::string& p : state.ApplyAllocatedClaims(inv, cluster)) out.warnings.push_back(p);
-  std::vector<model::NodeId> nodes;
-  if (node) {
-    std::optional<model::NodeId> n = inv.FindNode(*node);
-    if (!n) return absl::NotFoundError(util::Cat("node \"", *node, "\" is not among the objects"));
-    nodes.push_back(*n);
-  } else {
-    for (model::NodeId n = 0; n < inv.nodes().size(); ++n) nodes.push_back(n);
-  }
-  absl::StatusOr<std::vector<Unit>> parsed = Units(work);
-  if (!parsed.ok()) return parsed.status();
-  std::vector<Unit>& units = *parsed;
-  SelectorCache cache;
-  Allocator allocator(inv, AllocatorOptions{.explain = node.has_value()});
-  std::unique_ptr<Allocator> explainer;  // built on the first failure
+namespace {
 
-  NodeIndex index(inv, state);
-  // Where each claim allocated so far runs: a node, "" when not node-local, absent when it
-  // could not be allocated.
-  std::map<std::string, std::optional<std::string>> placed;
-  for (Unit& u : units) {
-    std::vector<model::NodeId> unit_nodes = nodes;
-    std::string shared_problem;
+// One AllocateInOrder run: the inventory and its state, the allocator and node index, and
+// where each claim allocated so far runs.
+class InOrder {
+ public:
+  InOrder(std::vector<api::SourcedObject>& cluster, const std::optional<std::string>& node,
+          bool verify)
+      : inv_(model::Inventory::BuildTakingSlices(cluster)),
+        state_(inv_),
+        allocator_(inv_, AllocatorOptions{.explain = node.has_value()}),
+        verify_(verify),
+        one_node_(node.has_value()) {
+    // The slices moved into the inventory; the allocated claims stay for ApplyAllocatedClaims.
+    out_.warnings = inv_.warnings();
+    for (const std::string& p : state_.ApplyAllocatedClaims(inv_, cluster)) {
+      out_.warnings.push_back(p);
+    }
+    index_.emplace(inv_, state_);
+  }
+
+  // Errors: `node` is not among the objects.
+  absl::Status Nodes(const std::optional<std::string>& node) {
+    if (node) {
+      std::optional<model::NodeId> n = inv_.FindNode(*node);
+      if (!n)
+        return absl::NotFoundError(util::Cat("node \"", *node, "\" is not among the objects"));
+      nodes_.push_back(*n);
+      return absl::OkStatus();
+    }
+    for (model::NodeId n = 0; n < inv_.nodes().size(); ++n) nodes_.push_back(n);
+    return absl::OkStatus();
+  }
+
+  // Allocates one unit and records its claims' outcomes. Errors: internal ones only.
+  absl::Status Allocate(AllocationUnit& u) {
+    std::vector<model::NodeId> unit_nodes = nodes_;
+    const std::string shared_problem = SharedNodes(u, unit_nodes);
+    std::string problem;  // the last claim that does not compile, unless sharing failed
+    std::vector<CompiledClaim> compiled;
+    for (const api::ResourceClaim& c : u.claims) {
+      absl::StatusOr<CompiledClaim> cc =
+          CompileClaim(c.metadata.namespace_name, c.metadata.name, c.spec, inv_, cache_);
+      if (!cc.ok()) {
+        problem = std::string(cc.status().message());
+      } else {
+        compiled.push_back(std::move(*cc));
+      }
+    }
+    if (!shared_problem.empty()) problem = shared_problem;
+    std::vector<const CompiledClaim*> ptrs;
+    ptrs.reserve(compiled.size());
+    for (const CompiledClaim& c : compiled) ptrs.push_back(&c);
+    Outcome outcome;
+    model::NodeId chosen = model::kNoId;
+    std::vector<std::string> reasons;
+    if (!problem.empty()) {
+      reasons.push_back(problem);
+    } else {
+      chosen = Place(ptrs, u, unit_nodes, outcome);
+      if (chosen == model::kNoId) reasons = WhyNot(ptrs, unit_nodes);
+    }
+    if (chosen != model::kNoId) {
+      if (absl::Status s = Commit(u, ptrs, chosen, outcome); !s.ok()) return s;
+    }
+    Record(u, chosen, outcome, reasons);
+    return absl::OkStatus();
+  }
+
+  BatchResult& result() { return out_; }
+
+ private:
+  // Narrows `unit_nodes` to where the claims the unit shares run; the problem, or "".
+  std::string SharedNodes(const AllocationUnit& u, std::vector<model::NodeId>& unit_nodes) {
+    std::string problem;
     for (const std::string& key : u.shared) {
-      const std::optional<std::string>& where = placed[key];
+      const std::optional<std::string>& where = placed_[key];
       if (!where) {
-        shared_problem = util::Cat(u.label, " shares ResourceClaim ", key,
-                                   " with an earlier pod, and it could not be allocated");
+        problem = util::Cat(u.label, " shares ResourceClaim ", key,
+                            " with an earlier pod, and it could not be allocated");
       } else if (!where->empty()) {
-        model::NodeId n = *inv.FindNode(*where);
+        model::NodeId n = *inv_.FindNode(*where);
         if (std::find(unit_nodes.begin(), unit_nodes.end(), n) == unit_nodes.end()) {
-          shared_problem =
+          problem =
               util::Cat(u.label, " shares ResourceClaim ", key, ", which is allocated on node ",
                         *where, ", a node this run does not consider");
         }
         unit_nodes = {n};
       }
     }
-    std::vector<CompiledClaim> compiled;
-    std::string compile_error;
-    for (const api::ResourceClaim& c : u.claims) {
-      absl::StatusOr<CompiledClaim> cc =
-          CompileClaim(c.metadata.namespace_name, c.metadata.name, c.spec, inv, cache);
-      if (!cc.ok()) {
-        compile_error = std::string(cc.status().message());
-      } else {
-        compiled.push_back(std::move(*cc));
-      }
-    }
-    std::vector<const CompiledClaim*> ptrs;
-    ptrs.reserve(compiled.size());
-    for (const CompiledClaim& c : compiled) ptrs.push_back(&c);
-    Outcome outcome;
-    model::NodeId chosen = model::kNoId;
-    if (!shared_problem.empty()) compile_error = shared_problem;
-    if (compile_error.empty() && !node && u.shared.empty()) {
+    return problem;
+  }
+
+  // The first node that fits, in order (kNoId: none), with the allocator's outcome there.
+  model::NodeId Place(const std::vector<const CompiledClaim*>& ptrs, const AllocationUnit& u,
+                      const std::vector<model::NodeId>& unit_nodes, Outcome& outcome) {
+    if (!one_node_ && u.shared.empty()) {
       // Every node in order: the index skips nodes that cannot fit (the allocator would fail
       // on them), so the first node that fits is the one the plain scan finds.
-      for (size_t p = index.FirstCandidate(ptrs, 0); p != kNoPosition;
-           p = index.FirstCandidate(ptrs, p + 1)) {
-        outcome = allocator.Allocate(ptrs, index.order()[p], state);
-        if (outcome.allocated) {
-          chosen = index.order()[p];
-          break;
-        }
+      for (size_t p = index_->FirstCandidate(ptrs, 0); p != kNoPosition;
+           p = index_->FirstCandidate(ptrs, p + 1)) {
+        outcome = allocator_.Allocate(ptrs, index_->order()[p], state_);
+        if (outcome.allocated) return index_->order()[p];
       }
-    } else if (compile_error.empty()) {
-      for (model::NodeId n : unit_nodes) {
-        outcome = allocator.Allocate(ptrs, n, state);
-        if (outcome.allocated) {
-          chosen = n;
-          break;
-        }
-      }
+      return model::kNoId;
     }
+    for (model::NodeId n : unit_nodes) {
+      outcome = allocator_.Allocate(ptrs, n, state_);
+      if (outcome.allocated) return n;
+    }
+    return model::kNoId;
+  }
+
+  // Why nothing fits: the explaining allocator's reasons on the first node.
+  std::vector<std::string> WhyNot(const std::vector<const CompiledClaim*>& ptrs,
+                                  const std::vector<model::NodeId>& unit_nodes) {
     std::vector<std::string> reasons;
-    if (!compile_error.empty()) {
-      reasons.push_back(compile_error);
-    } else if (chosen == model::kNoId) {
-      if (unit_nodes.size() > 1) {
-        reasons.push_back(util::Cat("no node of ", unit_nodes.size(), " fits; on the first node:"));
-      }
-      if (!unit_nodes.empty()) {
-        if (!explainer) explainer = std::make_unique<Allocator>(inv);
-        Outcome why = explainer->Allocate(ptrs, unit_nodes[0], state);
-        reasons.insert(reasons.end(), why.reasons.begin(), why.reasons.end());
-      }
-    } else {
-      if (verify) {
-        std::string problem = Verify(inv, state, ptrs, chosen, outcome.choices);
-        if (!problem.empty()) {
-          return absl::InternalError(
-              util::Cat(u.label, ": the verifier rejects the allocation: ", problem));
-        }
-      }
-      absl::Status cs = allocator.Commit(outcome, ptrs, state);
-      if (!cs.ok()) return cs;
-      for (const Choice& ch : outcome.choices) index.Refresh(ch.device);
+    if (unit_nodes.size() > 1) {
+      reasons.push_back(util::Cat("no node of ", unit_nodes.size(), " fits; on the first node:"));
     }
+    if (!unit_nodes.empty()) {
+      if (!explainer_) explainer_ = std::make_unique<Allocator>(inv_);
+      Outcome why = explainer_->Allocate(ptrs, unit_nodes[0], state_);
+      reasons.insert(reasons.end(), why.reasons.begin(), why.reasons.end());
+    }
+    return reasons;
+  }
+
+  absl::Status Commit(const AllocationUnit& u, const std::vector<const CompiledClaim*>& ptrs,
+                      model::NodeId chosen, const Outcome& outcome) {
+    if (verify_) {
+      std::string problem = Verify(inv_, state_, ptrs, chosen, outcome.choices);
+      if (!problem.empty()) {
+        return absl::InternalError(
+            util::Cat(u.label, ": the verifier rejects the allocation: ", problem));
+      }
+    }
+    if (absl::Status cs = allocator_.Commit(outcome, ptrs, state_); !cs.ok()) return cs;
+    for (const Choice& ch : outcome.choices) index_->Refresh(ch.device);
+    return absl::OkStatus();
+  }
+
+  void Record(AllocationUnit& u, model::NodeId chosen, const Outcome& outcome,
+              const std::vector<std::string>& reasons) {
     for (size_t i = 0; i < u.claims.size(); ++i) {
       ClaimOutcome co;
       co.claim = std::move(u.claims[i]);
@@ -222,17 +260,46 @@ absl::StatusOr<BatchResult> AllocateInOrder(std::vector<api::SourcedObject> clus
       std::string key = co.claim.metadata.namespace_name + "/" + co.claim.metadata.name;
       if (co.allocated) {
         co.claim.status.allocation = outcome.results[i];
-        co.node = inv.nodes()[chosen].name;
-        placed[key] = outcome.results[i].node_selector ? co.node : "";
+        co.node = inv_.nodes()[chosen].name;
+        placed_[key] = outcome.results[i].node_selector ? co.node : "";
       } else {
         co.reasons = reasons;
-        placed[key] = std::nullopt;
+        placed_[key] = std::nullopt;
       }
-      out.claims.push_back(std::move(co));
+      out_.claims.push_back(std::move(co));
     }
   }
+
+  model::Inventory inv_;
+  model::AllocationState state_;
+  SelectorCache cache_;
+  Allocator allocator_;
+  std::unique_ptr<Allocator> explainer_;  // built on the first failure
+  std::optional<NodeIndex> index_;        // built once the allocated claims are applied
+  bool verify_, one_node_;
+  std::vector<model::NodeId> nodes_;
+  // Where each claim allocated so far runs: a node, "" when not node-local, absent when it
+  // could not be allocated.
+  std::map<std::string, std::optional<std::string>> placed_;
+  BatchResult out_;
+};
+
+}  // namespace
+
+absl::StatusOr<BatchResult> AllocateInOrder(std::vector<api::SourcedObject> cluster,
+                                            const std::vector<api::SourcedObject>& work,
+                                            const std::optional<std::string>& node, bool verify) {
+  auto start = std::chrono::steady_clock::now();
+  InOrder run(cluster, node, verify);
+  if (absl::Status s = run.Nodes(node); !s.ok()) return s;
+  absl::StatusOr<std::vector<AllocationUnit>> units = AllocationUnits(work);
+  if (!units.ok()) return units.status();
+  for (AllocationUnit& u : *units) {
+    if (absl::Status s = run.Allocate(u); !s.ok()) return s;
+  }
+  BatchResult& out = run.result();
   out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  return out;
+  return std::move(out);
 }
 
 }  // namespace gpuplane::alloc

@@ -17,7 +17,7 @@
 namespace gpuplane::alloc {
 
 // One unit of allocation: a claim, or all claims of a pod (allocated together).
-struct Unit {
+struct AllocationUnit {
   std::string label;  // for output: "ns/name" of the claim or "pod ns/name"
   std::vector<api::ResourceClaim> claims;
   // Claims ("ns/name") this pod shares with an earlier pod, which allocated them: they are
@@ -29,7 +29,8 @@ struct Unit {
 // The units of `objects` in order, with the rules above (templates instantiated per Pod,
 // claims Pods name allocated with the first such Pod). Errors name a Pod's missing claim or
 // template with file and line.
-absl::StatusOr<std::vector<Unit>> Units(const std::vector<api::SourcedObject>& objects);
+absl::StatusOr<std::vector<AllocationUnit>> AllocationUnits(
+    const std::vector<api::SourcedObject>& objects);
 
 struct ClaimOutcome {
   api::ResourceClaim claim;  // with status.allocation when allocated

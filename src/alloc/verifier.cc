@@ -73,117 +73,164 @@ std::optional<api::Quantity> Allowed(const api::DeviceCapacity& cap, const api::
   return *want;
 }
 
+// Checks a whole allocation as Kubernetes would, one claim, request and device at a time,
+// summing exclusive use, shared capacity and counters across all the claims.
+class Verifier {
+ public:
+  Verifier(const model::Inventory& inv, const model::AllocationState& state, model::NodeId node,
+           const std::vector<Choice>& choices)
+      : inv_(inv), state_(state), node_(node), choices_(choices) {}
+
+  // The first problem of claim number `c`, or "".
+  std::string Claim(size_t c, const CompiledClaim& claim) {
+    size_t results = 0;
+    for (size_t r = 0; r < claim.requests.size(); ++r) {
+      if (std::string problem = Request(c, claim, r, results); !problem.empty()) return problem;
+    }
+    if (results > 32) return util::Cat("claim ", claim.name, " has ", results, " results (max 32)");
+    for (const CompiledConstraint& k : claim.constraints) {
+      if (std::string problem = Constraint(c, claim, k); !problem.empty()) return problem;
+    }
+    return "";
+  }
+
+ private:
+  std::string Request(size_t c, const CompiledClaim& claim, size_t r, size_t& results) {
+    std::set<size_t> alts;
+    std::vector<model::DeviceId> devices;
+    for (const Choice& ch : choices_) {
+      if (ch.claim != c || ch.request != r) continue;
+      alts.insert(ch.alternative);
+      devices.push_back(ch.device);
+    }
+    if (alts.size() != 1) {
+      return util::Cat("claim ", claim.name, " request ", claim.requests[r].name, " uses ",
+                       alts.size(), " alternatives");
+    }
+    const Alternative& alt = claim.requests[r].alternatives[*alts.begin()];
+    std::set<model::DeviceId> distinct(devices.begin(), devices.end());
+    if (distinct.size() != devices.size()) return alt.result_name + " takes a device twice";
+    if (alt.all) {
+      if (std::string problem = All(alt, distinct); !problem.empty()) return problem;
+    } else if (static_cast<int64_t>(devices.size()) != alt.count) {
+      return util::Cat(alt.result_name, " has ", devices.size(), " devices, wants ", alt.count);
+    }
+    results += devices.size();
+    for (model::DeviceId d : devices) {
+      if (std::string problem = Device(alt, d); !problem.empty()) return problem;
+    }
+    return "";
+  }
+
+  // allocationMode All: exactly the node's matching devices, all in complete pools.
+  std::string All(const Alternative& alt, const std::set<model::DeviceId>& distinct) const {
+    std::set<model::DeviceId> matching;
+    for (model::DeviceId d : inv_.nodes()[node_].devices) {
+      const std::vector<api::Taint>& taints = inv_.devices()[d].spec->taints;
+      bool taint_ok = std::all_of(taints.begin(), taints.end(),
+                                  [&](const api::Taint& t) { return Tolerated(alt, t); });
+      if (Selected(inv_, alt, d) && taint_ok) matching.insert(d);
+    }
+    if (matching.empty() || matching != distinct) return alt.result_name + " (All) misses devices";
+    for (model::DeviceId d : matching) {
+      if (!inv_.pools()[inv_.devices()[d].pool].complete) {
+        return alt.result_name + ": incomplete pool";
+      }
+    }
+    return "";
+  }
+
+  std::string Device(const Alternative& alt, model::DeviceId d) {
+    const model::DeviceInfo& info = inv_.devices()[d];
+    if (!Reaches(inv_, node_, d)) return alt.result_name + ": device not reachable from the node";
+    if (!Selected(inv_, alt, d)) return alt.result_name + ": selectors reject " + info.spec->name;
+    for (const api::Taint& t : info.spec->taints) {
+      if (!Tolerated(alt, t)) return alt.result_name + ": untolerated taint on " + info.spec->name;
+    }
+    for (const auto& [name, q] : alt.capacity) {
+      if (!info.spec->capacity.contains(name)) return alt.result_name + ": no capacity " + name;
+    }
+    if (alt.admin_access) return "";
+    const bool shareable = info.spec->allow_multiple_allocations.value_or(false);
+    std::string problem = shareable ? Shared(alt, d) : Exclusive(alt, d);
+    if (!problem.empty()) return problem;
+    for (const model::CounterUse& use : info.consumes) {
+      api::Quantity& sum = counters_[{use.set, use.counter}];
+      sum = *sum.Add(use.amount);
+      if (inv_.counter_sets()[use.set].capacity[use.counter] <
+          *state_.counter_used(use.set, use.counter).Add(sum)) {
+        return alt.result_name + ": shared counters exceeded";
+      }
+    }
+    return "";
+  }
+
+  std::string Exclusive(const Alternative& alt, model::DeviceId d) {
+    const api::Device& spec = *inv_.devices()[d].spec;
+    if (state_.in_use(d) || exclusive_[d]++ > 0) {
+      return alt.result_name + ": device in use " + spec.name;
+    }
+    for (const auto& [name, q] : alt.capacity) {
+      if (spec.capacity.at(name).value < q) return alt.result_name + ": capacity too small";
+    }
+    return "";
+  }
+
+  std::string Shared(const Alternative& alt, model::DeviceId d) {
+    for (const auto& [name, cap] : inv_.devices()[d].spec->capacity) {
+      auto want = alt.capacity.find(name);
+      std::optional<api::Quantity> amount =
+          Allowed(cap, want == alt.capacity.end() ? nullptr : &want->second);
+      if (!amount) return alt.result_name + ": no allowed amount of " + name;
+      api::Quantity& sum = capacity_[{d, name}];
+      sum = *sum.Add(*amount);
+      const auto& used_by = state_.capacity_used(d);
+      api::Quantity used = used_by.contains(name) ? used_by.at(name) : api::Quantity();
+      if (cap.value < *used.Add(sum)) return alt.result_name + ": shared capacity exceeded";
+    }
+    return "";
+  }
+
+  std::string Constraint(size_t c, const CompiledClaim& claim, const CompiledConstraint& k) const {
+    std::vector<const api::DeviceAttribute*> values;
+    for (const Choice& ch : choices_) {
+      if (ch.claim != c) continue;
+      const Alternative& alt = claim.requests[ch.request].alternatives[ch.alternative];
+      bool applies = std::any_of(k.requests.begin(), k.requests.end(), [&](const auto& ref) {
+        return ref.first == ch.request &&
+               (ref.second == claim.requests[ch.request].name || ref.second == alt.result_name);
+      });
+      if (!applies) continue;
+      const api::DeviceAttribute* v = Attribute(inv_, ch.device, k.attribute);
+      if (v == nullptr) return "constraint on " + k.attribute + ": a device lacks it";
+      values.push_back(v);
+    }
+    for (size_t i = 0; i < values.size(); ++i) {
+      for (size_t j = i + 1; j < values.size(); ++j) {
+        bool equal = *values[i] == *values[j];
+        if (k.distinct == equal) return "constraint on " + k.attribute + " is broken";
+      }
+    }
+    return "";
+  }
+
+  const model::Inventory& inv_;
+  const model::AllocationState& state_;
+  model::NodeId node_;
+  const std::vector<Choice>& choices_;
+  std::map<model::DeviceId, int> exclusive_;
+  std::map<std::pair<model::CounterSetId, uint32_t>, api::Quantity> counters_;
+  std::map<std::pair<model::DeviceId, std::string>, api::Quantity> capacity_;
+};
+
 }  // namespace
 
 std::string Verify(const model::Inventory& inv, const model::AllocationState& state,
                    const std::vector<const CompiledClaim*>& claims, model::NodeId node,
                    const std::vector<Choice>& choices) {
-  std::map<model::DeviceId, int> exclusive;
-  std::map<std::pair<model::CounterSetId, uint32_t>, api::Quantity> counters;
-  std::map<std::pair<model::DeviceId, std::string>, api::Quantity> capacity;
+  Verifier verifier(inv, state, node, choices);
   for (size_t c = 0; c < claims.size(); ++c) {
-    const CompiledClaim& claim = *claims[c];
-    size_t results = 0;
-    for (size_t r = 0; r < claim.requests.size(); ++r) {
-      std::set<size_t> alts;
-      std::vector<model::DeviceId> devices;
-      for (const Choice& ch : choices) {
-        if (ch.claim != c || ch.request != r) continue;
-        alts.insert(ch.alternative);
-        devices.push_back(ch.device);
-      }
-      if (alts.size() != 1) {
-        return util::Cat("claim ", claim.name, " request ", claim.requests[r].name, " uses ",
-                         alts.size(), " alternatives");
-      }
-      const Alternative& alt = claim.requests[r].alternatives[*alts.begin()];
-      std::set<model::DeviceId> distinct(devices.begin(), devices.end());
-      if (distinct.size() != devices.size()) return alt.result_name + " takes a device twice";
-      if (alt.all) {
-        std::set<model::DeviceId> matching;
-        for (model::DeviceId d : inv.nodes()[node].devices) {
-          bool taint_ok = std::all_of(inv.devices()[d].spec->taints.begin(),
-                                      inv.devices()[d].spec->taints.end(),
-                                      [&](const api::Taint& t) { return Tolerated(alt, t); });
-          if (Selected(inv, alt, d) && taint_ok) matching.insert(d);
-        }
-        if (matching.empty() || matching != distinct)
-          return alt.result_name + " (All) misses devices";
-        for (model::DeviceId d : matching) {
-          if (!inv.pools()[inv.devices()[d].pool].complete)
-            return alt.result_name + ": incomplete pool";
-        }
-      } else if (static_cast<int64_t>(devices.size()) != alt.count) {
-        return util::Cat(alt.result_name, " has ", devices.size(), " devices, wants ", alt.count);
-      }
-      results += devices.size();
-      for (model::DeviceId d : devices) {
-        const model::DeviceInfo& info = inv.devices()[d];
-        if (!Reaches(inv, node, d)) return alt.result_name + ": device not reachable from the node";
-        if (!Selected(inv, alt, d))
-          return alt.result_name + ": selectors reject " + info.spec->name;
-        for (const api::Taint& t : info.spec->taints) {
-          if (!Tolerated(alt, t))
-            return alt.result_name + ": untolerated taint on " + info.spec->name;
-        }
-        bool shareable = info.spec->allow_multiple_allocations.value_or(false);
-        for (const auto& [name, q] : alt.capacity) {
-          if (!info.spec->capacity.contains(name)) return alt.result_name + ": no capacity " + name;
-        }
-        if (alt.admin_access) continue;
-        if (!shareable) {
-          if (state.in_use(d) || exclusive[d]++ > 0)
-            return alt.result_name + ": device in use " + info.spec->name;
-          for (const auto& [name, q] : alt.capacity) {
-            if (info.spec->capacity.at(name).value < q)
-              return alt.result_name + ": capacity too small";
-          }
-        } else {
-          for (const auto& [name, cap] : info.spec->capacity) {
-            auto want = alt.capacity.find(name);
-            std::optional<api::Quantity> amount =
-                Allowed(cap, want == alt.capacity.end() ? nullptr : &want->second);
-            if (!amount) return alt.result_name + ": no allowed amount of " + name;
-            api::Quantity& sum = capacity[{d, name}];
-            sum = *sum.Add(*amount);
-            api::Quantity used = state.capacity_used(d).contains(name)
-                                     ? state.capacity_used(d).at(name)
-                                     : api::Quantity();
-            if (cap.value < *used.Add(sum)) return alt.result_name + ": shared capacity exceeded";
-          }
-        }
-        for (const model::CounterUse& use : info.consumes) {
-          api::Quantity& sum = counters[{use.set, use.counter}];
-          sum = *sum.Add(use.amount);
-          if (inv.counter_sets()[use.set].capacity[use.counter] <
-              *state.counter_used(use.set, use.counter).Add(sum)) {
-            return alt.result_name + ": shared counters exceeded";
-          }
-        }
-      }
-    }
-    if (results > 32) return util::Cat("claim ", claim.name, " has ", results, " results (max 32)");
-    for (const CompiledConstraint& k : claim.constraints) {
-      std::vector<const api::DeviceAttribute*> values;
-      for (const Choice& ch : choices) {
-        if (ch.claim != c) continue;
-        const Alternative& alt = claim.requests[ch.request].alternatives[ch.alternative];
-        bool applies = std::any_of(k.requests.begin(), k.requests.end(), [&](const auto& ref) {
-          return ref.first == ch.request &&
-                 (ref.second == claim.requests[ch.request].name || ref.second == alt.result_name);
-        });
-        if (!applies) continue;
-        const api::DeviceAttribute* v = Attribute(inv, ch.device, k.attribute);
-        if (v == nullptr) return "constraint on " + k.attribute + ": a device lacks it";
-        values.push_back(v);
-      }
-      for (size_t i = 0; i < values.size(); ++i) {
-        for (size_t j = i + 1; j < values.size(); ++j) {
-          bool equal = *values[i] == *values[j];
-          if (k.distinct == equal) return "constraint on " + k.attribute + " is broken";
-        }
-      }
-    }
+    if (std::string problem = verifier.Claim(c, *claims[c]); !problem.empty()) return problem;
   }
   return "";
 }

@@ -73,12 +73,12 @@ absl::StatusOr<ClaimWorkload> LoadClaimWorkload(const std::vector<std::string>& 
   for (const api::Diagnostic& d : loaded.diagnostics) {
     if (d.is_error()) out.problems.push_back(d.ToString());
   }
-  absl::StatusOr<std::vector<alloc::Unit>> units = alloc::Units(loaded.objects);
+  absl::StatusOr<std::vector<alloc::AllocationUnit>> units = alloc::AllocationUnits(loaded.objects);
   if (!units.ok()) {
     out.problems.emplace_back(units.status().message());
     return out;
   }
-  for (alloc::Unit& u : *units) {
+  for (alloc::AllocationUnit& u : *units) {
     const auto* pod = std::get_if<api::Pod>(&u.source->object);
     if (pod == nullptr) continue;  // claims and templates only serve Pods here
     std::string where = util::Cat(u.source->file, ":", u.source->line);
