@@ -539,79 +539,92 @@ class Search {
       out.reasons.push_back(
           util::Cat("search effort exhausted after ", steps_, " steps on node ", node));
     }
-    for (size_t c = 0; c < claims_.size(); ++c) {
-      int64_t least = 0;  // the fewest results the claim's requests can have
-      for (const CompiledRequest& req : claims_[c]->requests) {
-        int64_t fewest = INT64_MAX;
-        for (const Alternative& alt : req.alternatives)
-          fewest = std::min(fewest, alt.all ? 1 : alt.count);
-        least += fewest;
-      }
-      if (least > 32) {
-        out.reasons.push_back(util::Cat("ResourceClaim ", claims_[c]->ns, "/", claims_[c]->name,
-                                        " asks for at least ", least,
-                                        " devices, more than 32 results per claim"));
+    for (const CompiledClaim* claim : claims_) TooManyResults(*claim, out);
+    for (const Slot& s : slots_) {
+      const CompiledClaim& claim = *claims_[s.claim];
+      for (const Alternative& alt : claim.requests[s.request].alternatives) {
+        ExplainAlternative(claim, s.request, alt, out);
       }
     }
-    for (size_t slot = 0; slot < slots_.size(); ++slot) {
-      const Slot& s = slots_[slot];
-      const CompiledClaim& claim = *claims_[s.claim];
-      const CompiledRequest& req = claim.requests[s.request];
-      for (size_t a = 0; a < req.alternatives.size(); ++a) {
-        const Alternative& alt = req.alternatives[a];
-        int cls = 0, sel = 0, tainted = 0, filtered = 0, in_use = 0, counters = 0, capacity = 0,
-            ok = 0;
-        for (DeviceId d : inv_.nodes()[node_].devices) {
-          switch (Classify(alt, d)) {
-            case Reject::kClassSelector:
-              ++cls;
-              continue;
-            case Reject::kRequestSelector:
-              ++sel;
-              continue;
-            case Reject::kTainted:
-              ++tainted;
-              continue;
-            case Reject::kFiltered:
-              ++filtered;
-              continue;
-            case Reject::kNone:
-              break;
-          }
-          if (!alt.admin_access && InUse(d)) {
-            ++in_use;
-          } else if (!alt.admin_access && !CountersFit(d)) {
-            ++counters;
-          } else if (!CapacityFit(alt, d)) {
-            ++capacity;
-          } else {
-            ++ok;
-          }
-        }
-        std::string want = alt.all ? "all matching devices" : util::Cat(alt.count, " device(s)");
-        out.reasons.push_back(
-            util::Cat("ResourceClaim ", claim.ns.empty() ? "" : claim.ns + "/", claim.name,
-                      " request ", alt.result_name, " (", alt.class_name, ", ", want, ") on node ",
-                      node, ": of ", inv_.nodes()[node_].devices.size(), " devices, ", cls,
-                      " rejected by the class selectors, ", sel, " by the request selectors, ",
-                      tainted, " tainted, ",
-                      filter_ == nullptr ? "" : util::Cat(filtered, " ", filter_->Describe(), ", "),
-                      in_use, " in use, ", counters, " lacked shared counters, ", capacity,
-                      " lacked capacity; ", ok, " available"));
-        int matching = in_use + counters + capacity + ok;
-        if (alt.all && matching > 32) {
-          out.reasons.push_back(util::Cat("  all matching devices would be ", matching,
-                                          " results, more than 32 results per claim"));
-        }
-        if (!alt.all && ok >= alt.count && !claim.constraints.empty()) {
-          for (const CompiledConstraint& c : claim.constraints) {
-            if (Applies(c, s.request, alt)) {
-              out.reasons.push_back(
-                  util::Cat("  enough devices are available, but no choice meets ",
-                            c.distinct ? "distinctAttribute " : "matchAttribute ", c.attribute));
-            }
-          }
-        }
+  }
+
+  // A claim whose requests cannot have 32 results or fewer.
+  static void TooManyResults(const CompiledClaim& claim, Outcome& out) {
+    int64_t least = 0;  // the fewest results the claim's requests can have
+    for (const CompiledRequest& req : claim.requests) {
+      int64_t fewest = INT64_MAX;
+      for (const Alternative& alt : req.alternatives) {
+        fewest = std::min(fewest, alt.all ? 1 : alt.count);
+      }
+      least += fewest;
+    }
+    if (least > 32) {
+      out.reasons.push_back(util::Cat("ResourceClaim ", claim.ns, "/", claim.name,
+                                      " asks for at least ", least,
+                                      " devices, more than 32 results per claim"));
+    }
+  }
+
+  // The node's devices counted by the first rule that rejects them for `alt`.
+  struct Tally {
+    int cls = 0, sel = 0, tainted = 0, filtered = 0, in_use = 0, counters = 0, capacity = 0, ok = 0;
+  };
+  Tally Count(const Alternative& alt) {
+    Tally t;
+    for (DeviceId d : inv_.nodes()[node_].devices) {
+      switch (Classify(alt, d)) {
+        case Reject::kClassSelector:
+          ++t.cls;
+          continue;
+        case Reject::kRequestSelector:
+          ++t.sel;
+          continue;
+        case Reject::kTainted:
+          ++t.tainted;
+          continue;
+        case Reject::kFiltered:
+          ++t.filtered;
+          continue;
+        case Reject::kNone:
+          break;
+      }
+      if (!alt.admin_access && InUse(d)) {
+        ++t.in_use;
+      } else if (!alt.admin_access && !CountersFit(d)) {
+        ++t.counters;
+      } else if (!CapacityFit(alt, d)) {
+        ++t.capacity;
+      } else {
+        ++t.ok;
+      }
+    }
+    return t;
+  }
+
+  void ExplainAlternative(const CompiledClaim& claim, size_t request, const Alternative& alt,
+                          Outcome& out) {
+    const Tally t = Count(alt);
+    std::string want = alt.all ? "all matching devices" : util::Cat(alt.count, " device(s)");
+    out.reasons.push_back(
+        util::Cat("ResourceClaim ", claim.ns.empty() ? "" : claim.ns + "/", claim.name, " request ",
+                  alt.result_name, " (", alt.class_name, ", ", want, ") on node ",
+                  inv_.nodes()[node_].name, ": of ", inv_.nodes()[node_].devices.size(),
+                  " devices, ", t.cls, " rejected by the class selectors, ", t.sel,
+                  " by the request selectors, ", t.tainted, " tainted, ",
+                  filter_ == nullptr ? "" : util::Cat(t.filtered, " ", filter_->Describe(), ", "),
+                  t.in_use, " in use, ", t.counters, " lacked shared counters, ", t.capacity,
+                  " lacked capacity; ", t.ok, " available"));
+    const int matching = t.in_use + t.counters + t.capacity + t.ok;
+    if (alt.all && matching > 32) {
+      out.reasons.push_back(util::Cat("  all matching devices would be ", matching,
+                                      " results, more than 32 results per claim"));
+    }
+    if (alt.all || t.ok < alt.count) return;
+    for (const CompiledConstraint& c : claim.constraints) {
+      if (Applies(c, request, alt)) {
+        out.reasons.push_back(util::Cat("  enough devices are available, but no choice meets ",
+                                        c.distinct ? "distinctAttribute " : "matchAttribute ",
+                                        c.attribute));
       }
     }
   }

@@ -151,6 +151,59 @@ class JsonReader {
     return true;
   }
 
+  // One escape after the backslash, appended to `out`; false (failed) on a bad one.
+  bool Escape(char e, std::string& out) {
+    switch (e) {
+      case '"':
+      case '\\':
+      case '/':
+        out.push_back(e);
+        return true;
+      case 'b':
+        out.push_back('\b');
+        return true;
+      case 'f':
+        out.push_back('\f');
+        return true;
+      case 'n':
+        out.push_back('\n');
+        return true;
+      case 'r':
+        out.push_back('\r');
+        return true;
+      case 't':
+        out.push_back('\t');
+        return true;
+      case 'u':
+        return UnicodeEscape(out);
+      default:
+        Fail("unknown escape in string");
+        return false;
+    }
+  }
+
+  // \uXXXX, or a surrogate pair of them, as UTF-8.
+  bool UnicodeEscape(std::string& out) {
+    uint32_t cp;
+    if (!Hex4(cp)) {
+      Fail("bad \\u escape (expected 4 hex digits)");
+      return false;
+    }
+    if (cp >= 0xD800 && cp <= 0xDBFF) {
+      uint32_t lo;
+      if (s_.substr(pos_, 2) != "\\u" || (pos_ += 2, !Hex4(lo)) || lo < 0xDC00 || lo > 0xDFFF) {
+        Fail("unpaired UTF-16 surrogate in \\u escape");
+        return false;
+      }
+      cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+    } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
+      Fail("unpaired UTF-16 surrogate in \\u escape");
+      return false;
+    }
+    util::AppendUtf8(out, cp);
+    return true;
+  }
+
   // REQUIRES: s_[pos_] == '"'.
   std::string String() {
     ++pos_;
@@ -181,57 +234,7 @@ class JsonReader {
         Fail("unterminated string");
         return out;
       }
-      char e = s_[pos_++];
-      switch (e) {
-        case '"':
-          out.push_back('"');
-          break;
-        case '\\':
-          out.push_back('\\');
-          break;
-        case '/':
-          out.push_back('/');
-          break;
-        case 'b':
-          out.push_back('\b');
-          break;
-        case 'f':
-          out.push_back('\f');
-          break;
-        case 'n':
-          out.push_back('\n');
-          break;
-        case 'r':
-          out.push_back('\r');
-          break;
-        case 't':
-          out.push_back('\t');
-          break;
-        case 'u': {
-          uint32_t cp;
-          if (!Hex4(cp)) {
-            Fail("bad \\u escape (expected 4 hex digits)");
-            return out;
-          }
-          if (cp >= 0xD800 && cp <= 0xDBFF) {
-            uint32_t lo;
-            if (s_.substr(pos_, 2) != "\\u" || (pos_ += 2, !Hex4(lo)) || lo < 0xDC00 ||
-                lo > 0xDFFF) {
-              Fail("unpaired UTF-16 surrogate in \\u escape");
-              return out;
-            }
-            cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-          } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
-            Fail("unpaired UTF-16 surrogate in \\u escape");
-            return out;
-          }
-          util::AppendUtf8(out, cp);
-          break;
-        }
-        default:
-          Fail("unknown escape in string");
-          return out;
-      }
+      if (!Escape(s_[pos_++], out)) return out;
       run = pos_;
     }
   }

@@ -181,6 +181,81 @@ Token Lexer::Number() {
   return t;
 }
 
+namespace {
+
+// A one-character escape's value, or -1.
+int SimpleEscape(char e) {
+  switch (e) {
+    case '\\':
+    case '?':
+    case '"':
+    case '\'':
+    case '`':
+      return e;
+    case 'a':
+      return '\a';
+    case 'b':
+      return '\b';
+    case 'f':
+      return '\f';
+    case 'n':
+      return '\n';
+    case 'r':
+      return '\r';
+    case 't':
+      return '\t';
+    case 'v':
+      return '\v';
+    default:
+      return -1;
+  }
+}
+
+}  // namespace
+
+std::string Lexer::Escape(char e, bool bytes, std::string& out) {
+  if (int c = SimpleEscape(e); c >= 0) {
+    out.push_back(static_cast<char>(c));
+    return "";
+  }
+  if (e == 'x' || e == 'X' || e == 'u' || e == 'U') return HexEscape(e, bytes, out);
+  if (e >= '0' && e <= '3') {
+    uint32_t v = static_cast<uint32_t>(e - '0');
+    for (int i = 0; i < 2; ++i) {
+      if (pos_ >= s_.size() || s_[pos_] < '0' || s_[pos_] > '7') {
+        return "malformed octal escape (three digits needed)";
+      }
+      v = v * 8 + static_cast<uint32_t>(s_[pos_++] - '0');
+    }
+    if (bytes) {
+      out.push_back(static_cast<char>(v));
+    } else {
+      util::AppendUtf8(out, v);
+    }
+    return "";
+  }
+  return std::string("invalid escape sequence \\") + e;
+}
+
+std::string Lexer::HexEscape(char e, bool bytes, std::string& out) {
+  int n = (e == 'x' || e == 'X') ? 2 : (e == 'u' ? 4 : 8);
+  if (bytes && (e == 'u' || e == 'U')) {
+    return "\\u and \\U escapes are not allowed in bytes literals";
+  }
+  uint32_t v = 0;
+  for (int i = 0; i < n; ++i) {
+    if (pos_ >= s_.size() || !IsHex(s_[pos_])) return "malformed hex escape";
+    v = v * 16 + static_cast<uint32_t>(HexValue(s_[pos_++]));
+  }
+  if (bytes) {
+    out.push_back(static_cast<char>(v));
+    return "";
+  }
+  if ((v >= 0xD800 && v <= 0xDFFF) || v > 0x10FFFF) return "invalid Unicode code point in escape";
+  util::AppendUtf8(out, v);
+  return "";
+}
+
 // REQUIRES: pos_ at the opening quote.
 Token Lexer::Quoted(bool raw, bool bytes, size_t start) {
   char q = s_[pos_];
@@ -206,84 +281,8 @@ Token Lexer::Quoted(bool raw, bool bytes, size_t start) {
     size_t esc = pos_;
     ++pos_;
     if (pos_ >= s_.size()) return Error(esc, "unterminated escape sequence");
-    char e = s_[pos_++];
-    switch (e) {
-      case '\\':
-        out.push_back('\\');
-        break;
-      case '?':
-        out.push_back('?');
-        break;
-      case '"':
-        out.push_back('"');
-        break;
-      case '\'':
-        out.push_back('\'');
-        break;
-      case '`':
-        out.push_back('`');
-        break;
-      case 'a':
-        out.push_back('\a');
-        break;
-      case 'b':
-        out.push_back('\b');
-        break;
-      case 'f':
-        out.push_back('\f');
-        break;
-      case 'n':
-        out.push_back('\n');
-        break;
-      case 'r':
-        out.push_back('\r');
-        break;
-      case 't':
-        out.push_back('\t');
-        break;
-      case 'v':
-        out.push_back('\v');
-        break;
-      case 'x':
-      case 'X':
-      case 'u':
-      case 'U': {
-        int n = (e == 'x' || e == 'X') ? 2 : (e == 'u' ? 4 : 8);
-        if (bytes && (e == 'u' || e == 'U')) {
-          return Error(esc, "\\u and \\U escapes are not allowed in bytes literals");
-        }
-        uint32_t v = 0;
-        for (int i = 0; i < n; ++i) {
-          if (pos_ >= s_.size() || !IsHex(s_[pos_])) return Error(esc, "malformed hex escape");
-          v = v * 16 + static_cast<uint32_t>(HexValue(s_[pos_++]));
-        }
-        if (bytes) {
-          out.push_back(static_cast<char>(v));
-        } else {
-          if ((v >= 0xD800 && v <= 0xDFFF) || v > 0x10FFFF) {
-            return Error(esc, "invalid Unicode code point in escape");
-          }
-          util::AppendUtf8(out, v);
-        }
-        break;
-      }
-      default:
-        if (e >= '0' && e <= '3') {
-          uint32_t v = static_cast<uint32_t>(e - '0');
-          for (int i = 0; i < 2; ++i) {
-            if (pos_ >= s_.size() || s_[pos_] < '0' || s_[pos_] > '7') {
-              return Error(esc, "malformed octal escape (three digits needed)");
-            }
-            v = v * 8 + static_cast<uint32_t>(s_[pos_++] - '0');
-          }
-          if (bytes) {
-            out.push_back(static_cast<char>(v));
-          } else {
-            util::AppendUtf8(out, v);
-          }
-          break;
-        }
-        return Error(esc, std::string("invalid escape sequence \\") + e);
+    if (std::string problem = Escape(s_[pos_++], bytes, out); !problem.empty()) {
+      return Error(esc, std::move(problem));
     }
   }
   Token t;

@@ -31,6 +31,9 @@ class Lexer {
   void SkipSpaceAndComments();
   Token Number();
   Token Quoted(bool raw, bool bytes, size_t start);
+  // The escape after a backslash (pos_ past `e`), appended to `out`: "" or the problem.
+  std::string Escape(char e, bool bytes, std::string& out);
+  std::string HexEscape(char e, bool bytes, std::string& out);
   Token Error(size_t at, std::string message);
 
   std::string_view s_;

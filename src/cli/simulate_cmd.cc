@@ -277,68 +277,78 @@ int RunClaimReplay(const SimulateOptions& opt) {
   return WriteReplay(opt, report);
 }
 
-int RunSimulate(const SimulateOptions& opt) {
-  if (!opt.workload.empty() && opt.workload != "generate") return RunClaimReplay(opt);
-  // Cluster.
+// The cluster's nodes from the one source given (problems collected); `exit` >= 0 when the
+// command must stop with that code (already reported).
+struct ClusterNodes {
   std::vector<sim::TraceNode> nodes;
-  std::vector<std::string> problems;
-  int sources = (opt.nodes.empty() ? 0 : 1) + (opt.spot_nodes.empty() ? 0 : 1) +
-                (opt.generate.empty() ? 0 : 1) + (opt.objects.empty() ? 0 : 1);
-  if (sources == 0 && opt.pods.empty() && opt.workload.empty()) return RunDefaultScenario(opt);
-  if (sources != 1) {
-    return Fail(absl::InvalidArgumentError(
-        "give exactly one cluster: --nodes FILE (openb), --spot-nodes FILE, --objects DIR or "
-        "--generate MIX"));
-  }
+  int exit = -1;
+};
+
+ClusterNodes ReadCluster(const SimulateOptions& opt, std::vector<std::string>& problems) {
+  ClusterNodes out;
   absl::StatusOr<sim::NodeTrace> nt = !opt.nodes.empty() ? sim::ReadOpenbNodes(opt.nodes)
                                       : !opt.spot_nodes.empty()
                                           ? sim::ReadSpotNodes(opt.spot_nodes)
                                           : absl::StatusOr<sim::NodeTrace>(sim::NodeTrace{});
-  if (!nt.ok()) return Fail(nt.status());
-  nodes = std::move(nt->nodes);
+  if (!nt.ok()) return {{}, Fail(nt.status())};
+  out.nodes = std::move(nt->nodes);
   problems = std::move(nt->problems);
   if (!opt.objects.empty()) {
     absl::StatusOr<api::LoadResult> read = api::LoadPaths(opt.objects);
-    if (!read.ok()) return Fail(read.status());
+    if (!read.ok()) return {{}, Fail(read.status())};
     api::LoadResult& loaded = *read;
     for (const api::Diagnostic& d : loaded.diagnostics) {
       if (d.is_error()) problems.push_back(d.ToString());
     }
     if (loaded.errors() > 0 && opt.strict) {
       Report(problems, "errors in the DRA objects", false);
-      return kExitProblems;
+      return {{}, kExitProblems};
     }
-    nodes = sim::NodesFromObjects(loaded.objects);
-    if (nodes.empty()) {
-      return Fail(absl::InvalidArgumentError(
-          "--objects: no node with GPUs among the objects (expected ResourceSlices of GPUs)"));
+    out.nodes = sim::NodesFromObjects(loaded.objects);
+    if (out.nodes.empty()) {
+      return {{},
+              Fail(absl::InvalidArgumentError(
+                  "--objects: no node with GPUs among the objects (expected ResourceSlices of "
+                  "GPUs)"))};
     }
   }
   if (!opt.generate.empty()) {
     absl::StatusOr<std::vector<sim::TraceNode>> g = GeneratedNodes(opt.generate);
-    if (!g.ok()) return Fail(g.status());
-    nodes = std::move(*g);
+    if (!g.ok()) return {{}, Fail(g.status())};
+    out.nodes = std::move(*g);
   }
-  absl::StatusOr<std::shared_ptr<const sim::SimCluster>> cluster =
-      sim::SimCluster::FromNodes(nodes);
-  if (!cluster.ok()) return Fail(cluster.status());
-  // Workload.
-  absl::StatusOr<std::vector<uint64_t>> seeds =
-      ParseSeeds(opt.seeds.empty() ? (opt.mode == "fill" ? "42-51" : "42") : opt.seeds);
-  if (!seeds.ok()) return Fail(seeds.status());
-  if (opt.workload == "generate") {
-    if (opt.mode != "replay") {
-      return Fail(absl::InvalidArgumentError("--workload generate is for --mode replay"));
-    }
-    return RunGeneratedReplay(opt, *cluster, *seeds);
+  return out;
+}
+
+int RunFillMode(const SimulateOptions& opt, const std::shared_ptr<const sim::SimCluster>& cluster,
+                const sim::Demands& demands, const sched::Workload& workload,
+                const std::vector<std::string>& policies, const std::vector<uint64_t>& seeds,
+                const std::string& trace, int64_t problems) {
+  absl::StatusOr<std::vector<sim::FillRun>> runs =
+      sim::RunFills(cluster, demands.pods, workload, policies, seeds, opt.tune, Jobs(opt),
+                    ProgressBar("fill runs"));
+  if (!runs.ok()) return Fail(runs.status());
+  if (opt.no_timing) {
+    for (sim::FillRun& r : *runs) r.seconds = 0;
   }
-  if (opt.pods.empty()) {
-    return Fail(absl::InvalidArgumentError("give --pods FILE (or --workload generate)"));
+  const int64_t total = cluster->empty_view().total_milli;
+  FillReport report{trace, total, *runs, sim::Summarize(*runs, total), problems};
+  if (!opt.report.empty()) {
+    absl::Status s = WriteFillHtml(report, opt.report);
+    if (!s.ok()) return Fail(s);
   }
+  std::string out = opt.output == "json" ? FillJson(report) : FillTable(report);
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  return kExitOk;
+}
+
+// Fill or replay of an openb pod trace on the cluster.
+int RunPodTrace(const SimulateOptions& opt, const std::shared_ptr<const sim::SimCluster>& cluster,
+                const std::vector<uint64_t>& seeds, std::vector<std::string>& problems) {
   absl::StatusOr<sim::PodTrace> pt = sim::ReadOpenbPods(opt.pods);
   if (!pt.ok()) return Fail(pt.status());
   problems.insert(problems.end(), pt->problems.begin(), pt->problems.end());
-  sim::Demands demands = sim::ToDemands(pt->pods, (*cluster)->empty_view());
+  sim::Demands demands = sim::ToDemands(pt->pods, cluster->empty_view());
   problems.insert(problems.end(), demands.problems.begin(), demands.problems.end());
   Report(problems, "input problems (rows skipped or adjusted)", false);
   if (opt.strict && !problems.empty()) {
@@ -352,33 +362,48 @@ int RunSimulate(const SimulateOptions& opt) {
     if (!made.ok()) return Fail(made.status());
   }
   std::string trace = opt.pods.substr(opt.pods.find_last_of('/') + 1);
-  if (opt.mode == "replay") {
-    std::vector<double> creation, deletion;  // of the pods ToDemands kept
-    for (size_t i : demands.trace_index) {
-      creation.push_back(pt->pods[i].creation);
-      deletion.push_back(pt->pods[i].deletion);
+  const auto problem_count = static_cast<int64_t>(problems.size());
+  if (opt.mode != "replay") {
+    return RunFillMode(opt, cluster, demands, workload, policies, seeds, trace, problem_count);
+  }
+  std::vector<double> creation, deletion;  // of the pods ToDemands kept
+  for (size_t i : demands.trace_index) {
+    creation.push_back(pt->pods[i].creation);
+    deletion.push_back(pt->pods[i].deletion);
+  }
+  std::vector<sim::ReplayJob> jobs = sim::JobsFromTrace(demands.pods, creation, deletion);
+  return Replay(opt, cluster, jobs, workload, policies, seeds, trace, problem_count);
+}
+
+int RunSimulate(const SimulateOptions& opt) {
+  if (!opt.workload.empty() && opt.workload != "generate") return RunClaimReplay(opt);
+  int sources = (opt.nodes.empty() ? 0 : 1) + (opt.spot_nodes.empty() ? 0 : 1) +
+                (opt.generate.empty() ? 0 : 1) + (opt.objects.empty() ? 0 : 1);
+  if (sources == 0 && opt.pods.empty() && opt.workload.empty()) return RunDefaultScenario(opt);
+  if (sources != 1) {
+    return Fail(absl::InvalidArgumentError(
+        "give exactly one cluster: --nodes FILE (openb), --spot-nodes FILE, --objects DIR or "
+        "--generate MIX"));
+  }
+  std::vector<std::string> problems;
+  ClusterNodes nodes = ReadCluster(opt, problems);
+  if (nodes.exit >= 0) return nodes.exit;
+  absl::StatusOr<std::shared_ptr<const sim::SimCluster>> cluster =
+      sim::SimCluster::FromNodes(nodes.nodes);
+  if (!cluster.ok()) return Fail(cluster.status());
+  absl::StatusOr<std::vector<uint64_t>> seeds =
+      ParseSeeds(opt.seeds.empty() ? (opt.mode == "fill" ? "42-51" : "42") : opt.seeds);
+  if (!seeds.ok()) return Fail(seeds.status());
+  if (opt.workload == "generate") {
+    if (opt.mode != "replay") {
+      return Fail(absl::InvalidArgumentError("--workload generate is for --mode replay"));
     }
-    std::vector<sim::ReplayJob> jobs = sim::JobsFromTrace(demands.pods, creation, deletion);
-    return Replay(opt, *cluster, jobs, workload, policies, *seeds, trace,
-                  static_cast<int64_t>(problems.size()));
+    return RunGeneratedReplay(opt, *cluster, *seeds);
   }
-  int jobs = Jobs(opt);
-  absl::StatusOr<std::vector<sim::FillRun>> runs = sim::RunFills(
-      *cluster, demands.pods, workload, policies, *seeds, opt.tune, jobs, ProgressBar("fill runs"));
-  if (!runs.ok()) return Fail(runs.status());
-  if (opt.no_timing) {
-    for (sim::FillRun& r : *runs) r.seconds = 0;
+  if (opt.pods.empty()) {
+    return Fail(absl::InvalidArgumentError("give --pods FILE (or --workload generate)"));
   }
-  FillReport report{trace, (*cluster)->empty_view().total_milli, *runs,
-                    sim::Summarize(*runs, (*cluster)->empty_view().total_milli),
-                    static_cast<int64_t>(problems.size())};
-  if (!opt.report.empty()) {
-    absl::Status s = WriteFillHtml(report, opt.report);
-    if (!s.ok()) return Fail(s);
-  }
-  std::string out = opt.output == "json" ? FillJson(report) : FillTable(report);
-  std::fwrite(out.data(), 1, out.size(), stdout);
-  return kExitOk;
+  return RunPodTrace(opt, *cluster, *seeds, problems);
 }
 
 }  // namespace

@@ -18,53 +18,71 @@ struct PoolKey {
   }
 };
 
+using Pools = std::map<PoolKey, std::vector<const api::ResourceSlice*>>;
+
+// What the inventory does with the ResourceSlices it keeps.
+enum class Slices { kCopy, kTake };
+
 }  // namespace
 
-Inventory Inventory::Build(const std::vector<api::SourcedObject>& objects) {
-  return BuildFrom(objects, false);
-}
+// Builds an Inventory in four phases: nodes, classes and each pool's generation; the slices
+// of each pool's current generation; each pool's counter sets and devices; then which devices
+// consume each counter set and which nodes reach each device.
+class InventoryBuilder {
+ public:
+  InventoryBuilder(const std::vector<api::SourcedObject>& objects, Slices slices)
+      : objects_(objects), slices_(slices) {}
 
-Inventory Inventory::BuildTakingSlices(std::vector<api::SourcedObject>& objects) {
-  return BuildFrom(objects, true);
-}
+  Inventory Build() && {
+    NodesAndClasses();
+    for (auto& [key, slices] : CurrentSlices()) AddPool(key, slices);
+    CounterSetDevices();
+    Reachability();
+    return std::move(inv_);
+  }
 
-Inventory Inventory::BuildFrom(const std::vector<api::SourcedObject>& objects, bool take) {
-  Inventory inv;
+ private:
   // Nodes: Node objects, plus names that slices and devices mention (simulations often have
   // slices without Node objects).
-  auto add_node = [&](const std::string& name) -> NodeId {
-    auto it = inv.node_index_.find(name);
-    if (it != inv.node_index_.end()) return it->second;
-    NodeId id = static_cast<NodeId>(inv.nodes_.size());
-    inv.nodes_.push_back(NodeInfo{name, {}, {}});
-    inv.node_index_.emplace(name, id);
+  NodeId AddNode(const std::string& name) {
+    auto it = inv_.node_index_.find(name);
+    if (it != inv_.node_index_.end()) return it->second;
+    NodeId id = static_cast<NodeId>(inv_.nodes_.size());
+    inv_.nodes_.push_back(NodeInfo{name, {}, {}});
+    inv_.node_index_.emplace(name, id);
     return id;
-  };
-  std::map<PoolKey, int64_t> generation;
-  cel::DeviceValueCache values;  // equal names and values shared between devices
-  for (const api::SourcedObject& o : objects) {
-    if (!o.valid) continue;
-    if (const auto* n = std::get_if<api::Node>(&o.object)) {
-      inv.nodes_[add_node(n->metadata.name)].labels = n->metadata.labels;
-    } else if (const auto* c = std::get_if<api::DeviceClass>(&o.object)) {
-      inv.classes_.emplace(c->metadata.name, *c);
-    } else if (const auto* s = std::get_if<api::ResourceSlice>(&o.object)) {
-      PoolKey key{s->spec.driver, s->spec.pool.name};
-      auto [it, inserted] = generation.try_emplace(key, s->spec.pool.generation);
-      if (!inserted) it->second = std::max(it->second, s->spec.pool.generation);
+  }
+
+  void NodesAndClasses() {
+    for (const api::SourcedObject& o : objects_) {
+      if (!o.valid) continue;
+      if (const auto* n = std::get_if<api::Node>(&o.object)) {
+        inv_.nodes_[AddNode(n->metadata.name)].labels = n->metadata.labels;
+      } else if (const auto* c = std::get_if<api::DeviceClass>(&o.object)) {
+        inv_.classes_.emplace(c->metadata.name, *c);
+      } else if (const auto* s = std::get_if<api::ResourceSlice>(&o.object)) {
+        PoolKey key{s->spec.driver, s->spec.pool.name};
+        auto [it, inserted] = generation_.try_emplace(key, s->spec.pool.generation);
+        if (!inserted) it->second = std::max(it->second, s->spec.pool.generation);
+      }
     }
   }
+
   // Slices of the current generation, grouped by pool in a stable order.
-  std::map<PoolKey, std::vector<const api::ResourceSlice*>> by_pool;
-  for (const api::SourcedObject& o : objects) {
-    const auto* s = std::get_if<api::ResourceSlice>(&o.object);
-    if (s == nullptr || !o.valid) continue;
-    PoolKey key{s->spec.driver, s->spec.pool.name};
-    if (s->spec.pool.generation == generation[key]) by_pool[key].push_back(s);
+  Pools CurrentSlices() {
+    Pools by_pool;
+    for (const api::SourcedObject& o : objects_) {
+      const auto* s = std::get_if<api::ResourceSlice>(&o.object);
+      if (s == nullptr || !o.valid) continue;
+      PoolKey key{s->spec.driver, s->spec.pool.name};
+      if (s->spec.pool.generation == generation_[key]) by_pool[key].push_back(s);
+    }
+    return by_pool;
   }
-  for (auto& [key, slices] : by_pool) {
-    PoolId pool_id = static_cast<PoolId>(inv.pools_.size());
-    PoolInfo pool{key.driver, key.name, generation[key], false, {}};
+
+  void AddPool(const PoolKey& key, const std::vector<const api::ResourceSlice*>& slices) {
+    const PoolId pool_id = static_cast<PoolId>(inv_.pools_.size());
+    PoolInfo pool{key.driver, key.name, generation_[key], false, {}};
     pool.complete =
         static_cast<int64_t>(slices.size()) >= slices[0]->spec.pool.resource_slice_count;
     // Counter sets first: devices refer to them by name.
@@ -76,86 +94,117 @@ Inventory Inventory::BuildFrom(const std::vector<api::SourcedObject>& objects, b
           info.names.push_back(name);
           info.capacity.push_back(counter.value);
         }
-        sets.emplace(cs.name, static_cast<CounterSetId>(inv.counter_sets_.size()));
-        inv.counter_sets_.push_back(std::move(info));
+        sets.emplace(cs.name, static_cast<CounterSetId>(inv_.counter_sets_.size()));
+        inv_.counter_sets_.push_back(std::move(info));
       }
     }
     for (const api::ResourceSlice* s : slices) {
       // Slices the caller gave up are moved (their devices are the bulk of the inventory).
-      inv.slices_.push_back(take ? std::make_unique<api::ResourceSlice>(
-                                       std::move(const_cast<api::ResourceSlice&>(*s)))
-                                 : std::make_unique<api::ResourceSlice>(*s));
-      const api::ResourceSlice& owned = *inv.slices_.back();
-      for (const api::Device& d : owned.spec.devices) {
-        DeviceInfo info;
-        info.pool = pool_id;
-        info.spec = &d;
-        info.slice = &owned;
-        bool usable = true;
-        for (const api::DeviceCounterConsumption& use : d.consumes_counters) {
-          auto set = sets.find(use.counter_set);
-          if (set == sets.end()) {
-            inv.warnings_.push_back(util::Cat("device ", key.driver, "/", key.name, "/", d.name,
-                                              " consumes counter set \"", use.counter_set,
-                                              "\", which pool \"", key.name,
-                                              "\" does not define; it cannot be allocated"));
-            usable = false;
-            break;
-          }
-          const CounterSetInfo& cs = inv.counter_sets_[set->second];
-          for (const auto& [name, counter] : use.counters) {
-            auto pos = std::find(cs.names.begin(), cs.names.end(), name);
-            if (pos == cs.names.end()) {
-              inv.warnings_.push_back(util::Cat(
-                  "device ", key.driver, "/", key.name, "/", d.name, " consumes counter \"", name,
-                  "\" that counter set \"", use.counter_set, "\" lacks; it cannot be allocated"));
-              usable = false;
-              break;
-            }
-            info.consumes.push_back(CounterUse{
-                set->second, static_cast<uint32_t>(pos - cs.names.begin()), counter.value});
-          }
+      inv_.slices_.push_back(
+          slices_ == Slices::kTake
+              ? std::make_unique<api::ResourceSlice>(std::move(const_cast<api::ResourceSlice&>(*s)))
+              : std::make_unique<api::ResourceSlice>(*s));
+      const api::ResourceSlice& owned = *inv_.slices_.back();
+      for (const api::Device& d : owned.spec.devices) AddDevice(key, pool_id, owned, d, sets, pool);
+    }
+    inv_.pools_.push_back(std::move(pool));
+  }
+
+  void AddDevice(const PoolKey& key, PoolId pool_id, const api::ResourceSlice& owned,
+                 const api::Device& d, const std::map<std::string, CounterSetId, std::less<>>& sets,
+                 PoolInfo& pool) {
+    DeviceInfo info;
+    info.pool = pool_id;
+    info.spec = &d;
+    info.slice = &owned;
+    if (!CounterUses(key, d, sets, info.consumes)) return;
+    const std::optional<std::string>& node_name =
+        owned.spec.node_name ? owned.spec.node_name : d.node_name;
+    if (node_name) info.node = AddNode(*node_name);
+    info.cel_value = cel::DeviceValue(key.driver, d, &values_);
+    DeviceId id = static_cast<DeviceId>(inv_.devices_.size());
+    inv_.device_index_.emplace(util::Cat(key.driver, "/", key.name, "/", d.name), id);
+    pool.devices.push_back(id);
+    inv_.devices_.push_back(std::move(info));
+  }
+
+  // The device's counter consumption by counter set and counter index; false (with a
+  // warning: the device cannot be allocated) when it names a set or counter the pool lacks.
+  bool CounterUses(const PoolKey& key, const api::Device& d,
+                   const std::map<std::string, CounterSetId, std::less<>>& sets,
+                   std::vector<CounterUse>& uses) {
+    bool usable = true;
+    for (const api::DeviceCounterConsumption& use : d.consumes_counters) {
+      auto set = sets.find(use.counter_set);
+      if (set == sets.end()) {
+        inv_.warnings_.push_back(util::Cat("device ", key.driver, "/", key.name, "/", d.name,
+                                           " consumes counter set \"", use.counter_set,
+                                           "\", which pool \"", key.name,
+                                           "\" does not define; it cannot be allocated"));
+        return false;
+      }
+      const CounterSetInfo& cs = inv_.counter_sets_[set->second];
+      for (const auto& [name, counter] : use.counters) {
+        auto pos = std::find(cs.names.begin(), cs.names.end(), name);
+        if (pos == cs.names.end()) {
+          inv_.warnings_.push_back(util::Cat("device ", key.driver, "/", key.name, "/", d.name,
+                                             " consumes counter \"", name, "\" that counter set \"",
+                                             use.counter_set, "\" lacks; it cannot be allocated"));
+          usable = false;
+          break;  // the device's next counter set may be reported too
         }
-        if (!usable) continue;
-        const std::optional<std::string>& node_name =
-            owned.spec.node_name ? owned.spec.node_name : d.node_name;
-        if (node_name) info.node = add_node(*node_name);
-        info.cel_value = cel::DeviceValue(key.driver, d, &values);
-        DeviceId id = static_cast<DeviceId>(inv.devices_.size());
-        inv.device_index_.emplace(util::Cat(key.driver, "/", key.name, "/", d.name), id);
-        pool.devices.push_back(id);
-        inv.devices_.push_back(std::move(info));
+        uses.push_back(
+            CounterUse{set->second, static_cast<uint32_t>(pos - cs.names.begin()), counter.value});
       }
     }
-    inv.pools_.push_back(std::move(pool));
+    return usable;
   }
-  inv.counter_set_devices_.resize(inv.counter_sets_.size());
-  for (DeviceId id = 0; id < inv.devices_.size(); ++id) {
-    for (const CounterUse& use : inv.devices_[id].consumes) {
-      std::vector<DeviceId>& list = inv.counter_set_devices_[use.set];
-      if (list.empty() || list.back() != id) list.push_back(id);
+
+  void CounterSetDevices() {
+    inv_.counter_set_devices_.resize(inv_.counter_sets_.size());
+    for (DeviceId id = 0; id < inv_.devices_.size(); ++id) {
+      for (const CounterUse& use : inv_.devices_[id].consumes) {
+        std::vector<DeviceId>& list = inv_.counter_set_devices_[use.set];
+        if (list.empty() || list.back() != id) list.push_back(id);
+      }
     }
   }
+
   // Reachability: node-local devices, then selector-based and all-node devices.
-  for (DeviceId id = 0; id < inv.devices_.size(); ++id) {
-    const DeviceInfo& d = inv.devices_[id];
-    if (d.node != kNoId) {
-      inv.nodes_[d.node].devices.push_back(id);
-      continue;
-    }
-    const api::ResourceSlice* slice = d.slice;
-    const std::optional<api::NodeSelector>& selector = slice != nullptr && slice->spec.node_selector
-                                                           ? slice->spec.node_selector
-                                                           : d.spec->node_selector;
-    bool all = (slice != nullptr && slice->spec.all_nodes.value_or(false)) ||
-               d.spec->all_nodes.value_or(false);
-    for (NodeInfo& n : inv.nodes_) {
-      if (all || (selector && MatchesNodeSelector(*selector, n.name, n.labels))) {
-        n.devices.push_back(id);
+  void Reachability() {
+    for (DeviceId id = 0; id < inv_.devices_.size(); ++id) {
+      const DeviceInfo& d = inv_.devices_[id];
+      if (d.node != kNoId) {
+        inv_.nodes_[d.node].devices.push_back(id);
+        continue;
+      }
+      const api::ResourceSlice* slice = d.slice;
+      const std::optional<api::NodeSelector>& selector =
+          slice != nullptr && slice->spec.node_selector ? slice->spec.node_selector
+                                                        : d.spec->node_selector;
+      bool all = (slice != nullptr && slice->spec.all_nodes.value_or(false)) ||
+                 d.spec->all_nodes.value_or(false);
+      for (NodeInfo& n : inv_.nodes_) {
+        if (all || (selector && MatchesNodeSelector(*selector, n.name, n.labels))) {
+          n.devices.push_back(id);
+        }
       }
     }
   }
-  return inv;
+
+  const std::vector<api::SourcedObject>& objects_;
+  Slices slices_;
+  Inventory inv_;
+  std::map<PoolKey, int64_t> generation_;
+  cel::DeviceValueCache values_;  // equal names and values shared between devices
+};
+
+Inventory Inventory::Build(const std::vector<api::SourcedObject>& objects) {
+  return InventoryBuilder(objects, Slices::kCopy).Build();
+}
+
+Inventory Inventory::BuildTakingSlices(std::vector<api::SourcedObject>& objects) {
+  return InventoryBuilder(objects, Slices::kTake).Build();
 }
 
 std::string AttributeKey(const api::DeviceAttribute& a) {

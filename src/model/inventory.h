@@ -103,8 +103,8 @@ class Inventory {
                                      const std::string& device) const;
 
  private:
+  friend class InventoryBuilder;  // inventory.cc: the four phases of a build
   Inventory() = default;
-  static Inventory BuildFrom(const std::vector<api::SourcedObject>& objects, bool take);
 
   // Owned copies that DeviceInfo::spec points into (unique_ptr keeps addresses stable).
   std::vector<std::unique_ptr<api::ResourceSlice>> slices_;
