@@ -190,7 +190,8 @@ class Agent {
   // Continues the counters from the ledger; a replay resumes at its last committed pass.
   absl::Status OpenLedger() {
     if (opt_.ledger.empty()) return absl::OkStatus();
-    absl::StatusOr<std::unique_ptr<Ledger>> l = Ledger::Open(opt_.ledger, false, opt_.bucket);
+    absl::StatusOr<std::unique_ptr<Ledger>> l =
+        Ledger::Open(opt_.ledger, Ledger::Access::kReadWrite, opt_.bucket);
     if (!l.ok()) return l.status();
     ledger_ = std::move(*l);
     absl::StatusOr<Attribution> totals = ledger_->Totals();

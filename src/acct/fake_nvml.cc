@@ -12,6 +12,8 @@ unsigned long long clock_us = 1'700'000'000'000'000ULL;  // NOLINT(google-runtim
 char device_storage;  // a handle only has to be a distinct pointer
 }  // namespace
 
+// The C ABI names NVML defines.
+// NOLINTBEGIN(readability-identifier-naming)
 extern "C" {
 void fake_nvml_set_mode(int m) { mode = m; }
 int nvmlInit_v2() {
@@ -78,4 +80,5 @@ int nvmlDeviceGetProcessUtilization(nvmlDevice_t, nvmlProcessUtilizationSample_t
   *count = 2;
   return 0;
 }
-}
+}  // extern "C"
+// NOLINTEND(readability-identifier-naming)

@@ -57,8 +57,9 @@ struct Statement {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<Ledger>> Ledger::Open(const std::string& path, bool read_only,
+absl::StatusOr<std::unique_ptr<Ledger>> Ledger::Open(const std::string& path, Access access,
                                                      double bucket_seconds) {
+  const bool read_only = access == Access::kReadOnly;
   if (read_only && !std::filesystem::exists(path)) {
     return absl::NotFoundError(util::Cat(
         "ledger ", path, " does not exist; give the file the agent writes with --ledger"));

@@ -39,8 +39,12 @@ struct ReportRow {
 
 class Ledger {
  public:
-  // Opens or creates the ledger. `read_only` for reports (the file must exist).
-  static absl::StatusOr<std::unique_ptr<Ledger>> Open(const std::string& path, bool read_only,
+  enum class Access {
+    kReadWrite,  // opened or created (the agent)
+    kReadOnly,   // the file must exist (reports)
+  };
+  // Opens or creates the ledger.
+  static absl::StatusOr<std::unique_ptr<Ledger>> Open(const std::string& path, Access access,
                                                       double bucket_seconds = 60);
   ~Ledger();
   Ledger(const Ledger&) = delete;

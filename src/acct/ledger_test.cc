@@ -26,11 +26,11 @@ Attribution Window(double sm, int64_t cost) {
 TEST(LedgerTest, TotalsSurviveReopening) {
   std::string path = TempLedger("reopen");
   {
-    auto l = Ledger::Open(path, false);
+    auto l = Ledger::Open(path, Ledger::Access::kReadWrite);
     ASSERT_TRUE(l.ok()) << l.status();
     for (int i = 0; i < 3; ++i) ASSERT_TRUE((*l)->Append(Window(1.5, 1000), 100 + i, 101 + i).ok());
   }
-  auto l = Ledger::Open(path, false);
+  auto l = Ledger::Open(path, Ledger::Access::kReadWrite);
   ASSERT_TRUE(l.ok());
   auto last = (*l)->LastTime();
   ASSERT_TRUE(last.ok() && last->has_value());
@@ -49,7 +49,7 @@ TEST(LedgerTest, TotalsSurviveReopening) {
 
 TEST(LedgerTest, ReportsGroupAndSelectPeriods) {
   std::string path = TempLedger("report");
-  auto l = Ledger::Open(path, false, 60);
+  auto l = Ledger::Open(path, Ledger::Access::kReadWrite, 60);
   ASSERT_TRUE(l.ok());
   ASSERT_TRUE((*l)->Append(Window(1, 1000), 0, 1).ok());      // bucket 0
   ASSERT_TRUE((*l)->Append(Window(2, 2000), 59, 61).ok());    // bucket 0 (where it starts)
@@ -86,7 +86,7 @@ TEST(LedgerTest, ReportsGroupAndSelectPeriods) {
 }
 
 TEST(LedgerTest, ErrorsNameTheFile) {
-  auto missing = Ledger::Open("/nonexistent/ledger.db", true);
+  auto missing = Ledger::Open("/nonexistent/ledger.db", Ledger::Access::kReadOnly);
   ASSERT_FALSE(missing.ok());
   EXPECT_NE(std::string(missing.status().message()).find("/nonexistent/ledger.db"),
             std::string::npos);
@@ -96,7 +96,7 @@ TEST(LedgerTest, ErrorsNameTheFile) {
     std::fputs("this is not a database, just text of some length......................", f);
     std::fclose(f);
   }
-  auto garbage = Ledger::Open(path, true);
+  auto garbage = Ledger::Open(path, Ledger::Access::kReadOnly);
   ASSERT_FALSE(garbage.ok());
   EXPECT_NE(std::string(garbage.status().message()).find(path), std::string::npos);
 }

@@ -116,11 +116,11 @@ namespace {
 class InOrder {
  public:
   InOrder(std::vector<api::SourcedObject>& cluster, const std::optional<std::string>& node,
-          bool verify)
+          Verification verification)
       : inv_(model::Inventory::BuildTakingSlices(cluster)),
         state_(inv_),
         allocator_(inv_, AllocatorOptions{.explain = node.has_value()}),
-        verify_(verify),
+        verify_(verification == Verification::kVerify),
         one_node_(node.has_value()) {
     // The slices moved into the inventory; the allocated claims stay for ApplyAllocatedClaims.
     out_.warnings = inv_.warnings();
@@ -288,9 +288,10 @@ class InOrder {
 
 absl::StatusOr<BatchResult> AllocateInOrder(std::vector<api::SourcedObject> cluster,
                                             const std::vector<api::SourcedObject>& work,
-                                            const std::optional<std::string>& node, bool verify) {
+                                            const std::optional<std::string>& node,
+                                            Verification verification) {
   auto start = std::chrono::steady_clock::now();
-  InOrder run(cluster, node, verify);
+  InOrder run(cluster, node, verification);
   if (absl::Status s = run.Nodes(node); !s.ok()) return s;
   absl::StatusOr<std::vector<AllocationUnit>> units = AllocationUnits(work);
   if (!units.ok()) return units.status();

@@ -48,13 +48,14 @@ struct BatchResult {
 // `cluster`: DeviceClasses, ResourceSlices, Nodes and allocated ResourceClaims (taken by value:
 // pass it with std::move when done with it, and its slices move into the inventory). `work`: what
 // to allocate. `node`: only this node (and explain failures), else every node in order.
-// `verify`: check every allocation with the independent verifier before committing it.
+// kVerify: check every allocation with the independent verifier before committing it.
 // Errors: an unknown node, a Pod naming a claim or template that `work` lacks, and (with
-// `verify`) an allocation the verifier rejects.
+// kVerify) an allocation the verifier rejects.
+enum class Verification { kOff, kVerify };
 absl::StatusOr<BatchResult> AllocateInOrder(std::vector<api::SourcedObject> cluster,
                                             const std::vector<api::SourcedObject>& work,
                                             const std::optional<std::string>& node,
-                                            bool verify = false);
+                                            Verification verification = Verification::kOff);
 
 }  // namespace gpuplane::alloc
 

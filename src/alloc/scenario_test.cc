@@ -139,7 +139,7 @@ void RunScenario(const std::filesystem::path& path) {
   }
   std::vector<api::SourcedObject> cluster, work;
   for (api::SourcedObject& o : r.objects) (IsWork(o.object) ? work : cluster).push_back(o);
-  absl::StatusOr<BatchResult> batch = AllocateInOrder(cluster, work, h.node, /*verify=*/true);
+  absl::StatusOr<BatchResult> batch = AllocateInOrder(cluster, work, h.node, Verification::kVerify);
   ASSERT_TRUE(batch.ok()) << batch.status();
   for (const std::string& e : h.expects) CheckExpectation(*batch, e);
 }

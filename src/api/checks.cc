@@ -15,10 +15,14 @@ int CountSet(std::initializer_list<bool> present) {
 }
 
 // "exactly one of a, b, c must be set" with the names as the user sees them.
-void ExactlyOne(Decoder& d, const Doc& n, int count, std::string_view names, bool allow_none) {
-  if (count == 1 || (allow_none && count == 0)) return;
-  d.Error(n.line(), util::Cat(allow_none ? "at most one of " : "exactly one of ", names,
-                              " must be set, found ", count));
+void ExactlyOne(Decoder& d, const Doc& n, int count, std::string_view names) {
+  if (count == 1) return;
+  d.Error(n.line(), util::Cat("exactly one of ", names, " must be set, found ", count));
+}
+
+void AtMostOne(Decoder& d, const Doc& n, int count, std::string_view names) {
+  if (count <= 1) return;
+  d.Error(n.line(), util::Cat("at most one of ", names, " must be set, found ", count));
 }
 
 }  // namespace
@@ -78,7 +82,7 @@ void Schema<DeviceAttribute>::Check(Decoder& d, const Doc& n, const DeviceAttrib
   ExactlyOne(d, n,
              CountSet({v.int_value.has_value(), v.bool_value.has_value(),
                        v.string_value.has_value(), v.version_value.has_value()}),
-             "int, bool, string, version", false);
+             "int, bool, string, version");
 }
 
 void Schema<CapacityRequestPolicyRange>::Check(Decoder& d, const Doc& n,
@@ -89,8 +93,8 @@ void Schema<CapacityRequestPolicyRange>::Check(Decoder& d, const Doc& n,
 
 void Schema<CapacityRequestPolicy>::Check(Decoder& d, const Doc& n,
                                           const CapacityRequestPolicy& v) {
-  ExactlyOne(d, n, CountSet({!v.valid_values.empty(), v.valid_range.has_value()}),
-             "validValues, validRange", true);
+  AtMostOne(d, n, CountSet({!v.valid_values.empty(), v.valid_range.has_value()}),
+            "validValues, validRange");
   for (size_t i = 1; i < v.valid_values.size(); ++i) {
     if (!(v.valid_values[i - 1] < v.valid_values[i])) {
       d.ErrorAt(LineOf(n, "validValues"), "validValues",
@@ -105,10 +109,10 @@ void CheckDeviceFields(Decoder& d, const Doc& n, const Device& v) {
   if (total > 32) {
     d.Error(n.line(), util::Cat("at most 32 attributes and capacities combined, has ", total));
   }
-  ExactlyOne(
+  AtMostOne(
       d, n,
       CountSet({v.node_name.has_value(), v.node_selector.has_value(), v.all_nodes.value_or(false)}),
-      "nodeName, nodeSelector, allNodes", true);
+      "nodeName, nodeSelector, allNodes");
   if (v.node_selector && v.node_selector->node_selector_terms.size() != 1) {
     d.ErrorAt(LineOf(n, "nodeSelector"), "nodeSelector.nodeSelectorTerms",
               "must have exactly one term");
@@ -134,7 +138,7 @@ void CheckSliceSpec(Decoder& d, const Doc& n, const ResourceSliceSpec& s,
   ExactlyOne(d, n,
              CountSet({s.node_name.has_value(), s.node_selector.has_value(),
                        s.all_nodes.value_or(false), s.per_device_node_selection.value_or(false)}),
-             "nodeName, nodeSelector, allNodes, perDeviceNodeSelection", false);
+             "nodeName, nodeSelector, allNodes, perDeviceNodeSelection");
   if (s.node_selector && s.node_selector->node_selector_terms.size() != 1) {
     d.ErrorAt(LineOf(n, "nodeSelector"), "nodeSelector.nodeSelectorTerms",
               "must have exactly one term");
@@ -216,7 +220,7 @@ void Schema<BetaResourceSliceSpec>::Check(Decoder& d, const Doc& n,
   CheckSliceSpec(d, n, spec, ItemLines(n, "devices"));
 }
 
-void CheckExactRequest(Decoder& d, const Doc& n, const ExactDeviceRequest& r, bool subrequest) {
+void CheckExactRequest(Decoder& d, const Doc& n, const ExactDeviceRequest& r, RequestLevel level) {
   const std::string& mode = r.allocation_mode;
   if (!mode.empty() && mode != "ExactCount" && mode != "All") {
     d.ErrorAt(LineOf(n, "allocationMode"), "allocationMode",
@@ -228,7 +232,7 @@ void CheckExactRequest(Decoder& d, const Doc& n, const ExactDeviceRequest& r, bo
   if (r.count && mode == "All") {
     d.ErrorAt(LineOf(n, "count"), "count", "must not be set when allocationMode is All");
   }
-  if (subrequest && r.admin_access) {
+  if (level == RequestLevel::kSubrequest && r.admin_access) {
     d.ErrorAt(LineOf(n, "adminAccess"), "adminAccess", "is not allowed in firstAvailable");
   }
 }
@@ -249,13 +253,13 @@ void CheckSubrequestNames(Decoder& d, const Doc& n, const std::vector<DeviceSubR
 
 void Schema<DeviceRequest>::Check(Decoder& d, const Doc& n, const DeviceRequest& v) {
   ExactlyOne(d, n, CountSet({v.exactly.has_value(), !v.first_available.empty()}),
-             "exactly, firstAvailable", false);
+             "exactly, firstAvailable");
   CheckSubrequestNames(d, n, v.first_available);
 }
 
 void Schema<BetaDeviceRequest>::Check(Decoder& d, const Doc& n, const BetaDeviceRequest& v) {
   ExactlyOne(d, n, CountSet({!v.device_class_name.empty(), !v.first_available.empty()}),
-             "deviceClassName, firstAvailable", false);
+             "deviceClassName, firstAvailable");
   if (!v.first_available.empty()) {
     bool extra = !v.selectors.empty() || !v.allocation_mode.empty() || v.count || v.admin_access ||
                  !v.tolerations.empty() || v.capacity;
@@ -263,14 +267,14 @@ void Schema<BetaDeviceRequest>::Check(Decoder& d, const Doc& n, const BetaDevice
       d.Error(n.line(), "with firstAvailable, the request itself may set only its name");
     }
   } else {
-    CheckExactRequest(d, n, v, false);
+    CheckExactRequest(d, n, v, RequestLevel::kRequest);
   }
   CheckSubrequestNames(d, n, v.first_available);
 }
 
 void Schema<DeviceConstraint>::Check(Decoder& d, const Doc& n, const DeviceConstraint& v) {
   ExactlyOne(d, n, CountSet({v.match_attribute.has_value(), v.distinct_attribute.has_value()}),
-             "matchAttribute, distinctAttribute", false);
+             "matchAttribute, distinctAttribute");
   const std::optional<std::string>& attr =
       v.match_attribute ? v.match_attribute : v.distinct_attribute;
   if (attr && !attr->empty() && attr->find('/') == std::string::npos) {
@@ -333,7 +337,7 @@ void Schema<PodResourceClaim>::Check(Decoder& d, const Doc& n, const PodResource
   ExactlyOne(
       d, n,
       CountSet({v.resource_claim_name.has_value(), v.resource_claim_template_name.has_value()}),
-      "resourceClaimName, resourceClaimTemplateName", false);
+      "resourceClaimName, resourceClaimTemplateName");
 }
 
 void Schema<PodSpec>::Check(Decoder& d, const Doc& n, const PodSpec& v) {
@@ -371,7 +375,7 @@ void Schema<GangSchedulingPolicy>::Check(Decoder& d, const Doc& n, const GangSch
 }
 
 void Schema<PodGroupPolicy>::Check(Decoder& d, const Doc& n, const PodGroupPolicy& v) {
-  ExactlyOne(d, n, CountSet({v.basic.has_value(), v.gang.has_value()}), "basic, gang", false);
+  ExactlyOne(d, n, CountSet({v.basic.has_value(), v.gang.has_value()}), "basic, gang");
 }
 
 void Schema<WorkloadSpec>::Check(Decoder& d, const Doc& n, const WorkloadSpec& v) {

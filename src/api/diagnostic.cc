@@ -25,10 +25,10 @@ size_t CountErrors(const std::vector<Diagnostic>& diagnostics) {
 
 namespace internal {
 
-void Decoder::Report(bool error, uint32_t line, std::string message) {
-  if (error) ++errors_;
-  sink_.push_back(Diagnostic{error ? Diagnostic::Severity::kError : Diagnostic::Severity::kWarning,
-                             std::string(file_), line, object_, path(), std::move(message)});
+void Decoder::Report(Diagnostic::Severity severity, uint32_t line, std::string message) {
+  if (severity == Diagnostic::Severity::kError) ++errors_;
+  sink_.push_back(
+      Diagnostic{severity, std::string(file_), line, object_, path(), std::move(message)});
 }
 
 void Decoder::ErrorAt(uint32_t line, std::string_view field, std::string message) {

@@ -451,7 +451,7 @@ Value Compare(const Value& a, const Value& b, int* result) {
 }
 
 const Value* TypeDenotation(std::string_view name) {
-  static const auto* kTypes = [] {
+  static const auto* const kTypes = [] {
     auto* m = new std::map<std::string, Value, std::less<>>();
     for (const char* t : {"int", "uint", "double", "bool", "string", "bytes", "list", "map",
                           "null_type", "type", "optional_type"}) {
@@ -490,7 +490,8 @@ std::vector<std::string> KnownFunctionNames() {
   return names;
 }
 
-Value CallBuiltin(std::string_view name, bool receiver, std::span<const Value> args) {
+Value CallBuiltin(std::string_view name, CallStyle style, std::span<const Value> args) {
+  const bool receiver = style == CallStyle::kReceiver;
   size_t n = args.size();
   if (n == 2 && !receiver) {
     if (name == "_+_") return Add(args[0], args[1]);
@@ -542,7 +543,7 @@ Value CallBuiltin(std::string_view name, bool receiver, std::span<const Value> a
       return NoOverload(name, args);
     }
   }
-  if (const LibraryOverload* o = FindLibraryOverload(name, receiver, n)) return o->fn(args);
+  if (const LibraryOverload* o = FindLibraryOverload(name, style, n)) return o->fn(args);
   if (receiver) {
     if (n == 1 && name == "size") return Size(args[0]);
     if (n == 2 && (name == "contains" || name == "startsWith" || name == "endsWith")) {

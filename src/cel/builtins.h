@@ -10,15 +10,16 @@
 #include <string_view>
 #include <vector>
 
+#include "cel/library.h"
 #include "cel/value.h"
 #include "re2/re2.h"
 
 namespace gpuplane::cel {
 
-// Calls `name` on already-evaluated arguments (none of them errors). `receiver` is true for
-// `x.f(...)` calls, where args[0] is x. Unknown names or argument types yield the error
+// Calls `name` on already-evaluated arguments (none of them errors). For kReceiver
+// (`x.f(...)`) calls, args[0] is x. Unknown names or argument types yield the error
 // "no matching overload for 'NAME' applied to '(TYPES)'".
-Value CallBuiltin(std::string_view name, bool receiver, std::span<const Value> args);
+Value CallBuiltin(std::string_view name, CallStyle style, std::span<const Value> args);
 
 // Whether `name` is a function the runtime knows (for compile-time reference checks).
 bool IsKnownFunction(std::string_view name);

@@ -42,7 +42,7 @@ Value DeviceValueCache::String(const std::string& s) {
 Value DeviceValueCache::Version(const std::string& v) {
   auto it = versions_.find(v);
   if (it == versions_.end()) {
-    Value parsed = ParseSemver(v, false);
+    Value parsed = ParseSemver(v, SemverParse::kStrict);
     it = versions_.emplace(v, parsed.is_error() ? Value::String(v) : parsed).first;
   }
   return it->second;

@@ -63,20 +63,20 @@ Token Lexer::Next() {
   if (IsIdentStart(c)) {
     // String prefixes: r, b, rb, br in any case, directly followed by a quote.
     size_t p = pos_;
-    bool raw = false, bytes = false;
+    Prefix prefix;
     for (int i = 0; i < 2 && p < s_.size(); ++i) {
       char l = static_cast<char>(s_[p] | 0x20);
-      if (l == 'r' && !raw) {
-        raw = true;
-      } else if (l == 'b' && !bytes) {
-        bytes = true;
+      if (l == 'r' && !prefix.raw) {
+        prefix.raw = true;
+      } else if (l == 'b' && prefix.literal == Literal::kString) {
+        prefix.literal = Literal::kBytes;
       } else {
         break;
       }
       ++p;
       if (p < s_.size() && (s_[p] == '"' || s_[p] == '\'')) {
         pos_ = p;
-        return Quoted(raw, bytes, start);
+        return Quoted(prefix, start);
       }
     }
     while (pos_ < s_.size() && IsIdentChar(s_[pos_])) ++pos_;
@@ -84,7 +84,7 @@ Token Lexer::Next() {
     t.text = s_.substr(start, pos_ - start);
     return t;
   }
-  if (c == '"' || c == '\'') return Quoted(false, false, start);
+  if (c == '"' || c == '\'') return Quoted(Prefix{}, start);
   if (c == '`') {  // quoted identifier (field names such as `content-type`)
     size_t end = s_.find('`', pos_ + 1);
     if (end == std::string_view::npos) return Error(start, "unterminated quoted identifier");
@@ -213,12 +213,13 @@ int SimpleEscape(char e) {
 
 }  // namespace
 
-std::string Lexer::Escape(char e, bool bytes, std::string& out) {
+std::string Lexer::Escape(char e, Literal literal, std::string& out) {
+  const bool bytes = literal == Literal::kBytes;
   if (int c = SimpleEscape(e); c >= 0) {
     out.push_back(static_cast<char>(c));
     return "";
   }
-  if (e == 'x' || e == 'X' || e == 'u' || e == 'U') return HexEscape(e, bytes, out);
+  if (e == 'x' || e == 'X' || e == 'u' || e == 'U') return HexEscape(e, literal, out);
   if (e >= '0' && e <= '3') {
     uint32_t v = static_cast<uint32_t>(e - '0');
     for (int i = 0; i < 2; ++i) {
@@ -237,7 +238,8 @@ std::string Lexer::Escape(char e, bool bytes, std::string& out) {
   return std::string("invalid escape sequence \\") + e;
 }
 
-std::string Lexer::HexEscape(char e, bool bytes, std::string& out) {
+std::string Lexer::HexEscape(char e, Literal literal, std::string& out) {
+  const bool bytes = literal == Literal::kBytes;
   int n = (e == 'x' || e == 'X') ? 2 : (e == 'u' ? 4 : 8);
   if (bytes && (e == 'u' || e == 'U')) {
     return "\\u and \\U escapes are not allowed in bytes literals";
@@ -257,7 +259,7 @@ std::string Lexer::HexEscape(char e, bool bytes, std::string& out) {
 }
 
 // REQUIRES: pos_ at the opening quote.
-Token Lexer::Quoted(bool raw, bool bytes, size_t start) {
+Token Lexer::Quoted(Prefix prefix, size_t start) {
   char q = s_[pos_];
   bool triple = s_.substr(pos_, 3) == std::string(3, q);
   size_t qlen = triple ? 3 : 1;
@@ -273,7 +275,7 @@ Token Lexer::Quoted(bool raw, bool bytes, size_t start) {
     if (!triple && (c == '\n' || c == '\r')) {
       return Error(start, "newline in string literal (use a triple-quoted string)");
     }
-    if (c != '\\' || raw) {
+    if (c != '\\' || prefix.raw) {
       out.push_back(c);
       ++pos_;
       continue;
@@ -281,12 +283,12 @@ Token Lexer::Quoted(bool raw, bool bytes, size_t start) {
     size_t esc = pos_;
     ++pos_;
     if (pos_ >= s_.size()) return Error(esc, "unterminated escape sequence");
-    if (std::string problem = Escape(s_[pos_++], bytes, out); !problem.empty()) {
+    if (std::string problem = Escape(s_[pos_++], prefix.literal, out); !problem.empty()) {
       return Error(esc, std::move(problem));
     }
   }
   Token t;
-  t.kind = bytes ? Token::Kind::kBytes : Token::Kind::kString;
+  t.kind = prefix.literal == Literal::kBytes ? Token::Kind::kBytes : Token::Kind::kString;
   t.pos = static_cast<int32_t>(start);
   t.text = s_.substr(start, pos_ - start);
   t.str = std::move(out);

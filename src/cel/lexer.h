@@ -30,10 +30,16 @@ class Lexer {
  private:
   void SkipSpaceAndComments();
   Token Number();
-  Token Quoted(bool raw, bool bytes, size_t start);
+  enum class Literal { kString, kBytes };
+  // A string literal's prefix: r (escapes not processed) and b (bytes).
+  struct Prefix {
+    bool raw = false;
+    Literal literal = Literal::kString;
+  };
+  Token Quoted(Prefix prefix, size_t start);
   // The escape after a backslash (pos_ past `e`), appended to `out`: "" or the problem.
-  std::string Escape(char e, bool bytes, std::string& out);
-  std::string HexEscape(char e, bool bytes, std::string& out);
+  std::string Escape(char e, Literal literal, std::string& out);
+  std::string HexEscape(char e, Literal literal, std::string& out);
   Token Error(size_t at, std::string message);
 
   std::string_view s_;

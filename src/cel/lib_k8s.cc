@@ -142,13 +142,18 @@ Value QSub(std::span<const Value> a) { return QAddSub(a, false); }
 
 // ---- semver ----
 
+// semver(s) and semver(s, normalize).
+SemverParse SemverMode(std::span<const Value> a) {
+  return a.size() == 2 && a[1].bool_value() ? SemverParse::kNormalize : SemverParse::kStrict;
+}
+
 Value SemverFn(std::span<const Value> a) {
   if (!IsStr(a[0]) || (a.size() == 2 && a[1].kind() != Kind::kBool)) return ArgError("semver", a);
-  return ParseSemver(a[0].str(), a.size() == 2 && a[1].bool_value());
+  return ParseSemver(a[0].str(), SemverMode(a));
 }
 Value IsSemver(std::span<const Value> a) {
   if (!IsStr(a[0]) || (a.size() == 2 && a[1].kind() != Kind::kBool)) return ArgError("isSemver", a);
-  return Value::Bool(!ParseSemver(a[0].str(), a.size() == 2 && a[1].bool_value()).is_error());
+  return Value::Bool(!ParseSemver(a[0].str(), SemverMode(a)).is_error());
 }
 Value Part(std::span<const Value> a, int which) {
   if (a[0].kind() != Kind::kSemver)
@@ -248,7 +253,8 @@ bool ParseNumber(std::string_view s, bool allow_leading_zero, uint64_t* out) {
 
 }  // namespace
 
-Value ParseSemver(const std::string& text, bool normalize) {
+Value ParseSemver(const std::string& text, SemverParse mode) {
+  const bool normalize = mode == SemverParse::kNormalize;
   auto bad = [&] { return Value::Error("semver(\"" + text + "\"): invalid semantic version"); };
   std::string_view s = text;
   if (normalize && !s.empty() && (s[0] == 'v' || s[0] == 'V')) s.remove_prefix(1);

@@ -41,7 +41,7 @@ Value Sum(std::span<const Value> a) {
     return NoOverload("sum", {a[0]});
   }
   for (size_t i = 1; i < l.size(); ++i) {
-    acc = CallBuiltin("_+_", false, std::vector<Value>{acc, l[i]});
+    acc = CallBuiltin("_+_", CallStyle::kGlobal, std::vector<Value>{acc, l[i]});
     if (acc.is_error()) return acc;
   }
   return acc;

@@ -267,7 +267,7 @@ std::string FormatOne(char verb, int precision, const Value& v, bool* ok) {
   switch (verb) {
     case 's': {
       if (v.kind() == Kind::kList || v.kind() == Kind::kMap) break;
-      Value s = CallBuiltin("string", false, {&v, 1});
+      Value s = CallBuiltin("string", CallStyle::kGlobal, {&v, 1});
       if (s.is_error()) break;
       return s.str();
     }
@@ -277,7 +277,7 @@ std::string FormatOne(char verb, int precision, const Value& v, bool* ok) {
       break;
     case 'f':
     case 'e': {
-      Value d = CallBuiltin("double", false, {&v, 1});
+      Value d = CallBuiltin("double", CallStyle::kGlobal, {&v, 1});
       if (d.is_error() || v.kind() == Kind::kString) break;
       double x = d.double_value();
       if (std::isnan(x)) return "NaN";

@@ -32,7 +32,8 @@ const std::map<Key, LibraryOverload>& Registry() {
 
 }  // namespace
 
-const LibraryOverload* FindLibraryOverload(std::string_view name, bool receiver, size_t arity) {
+const LibraryOverload* FindLibraryOverload(std::string_view name, CallStyle style, size_t arity) {
+  const bool receiver = style == CallStyle::kReceiver;
   auto it = Registry().find(Key{std::string(name), receiver, arity});
   return it == Registry().end() ? nullptr : &it->second;
 }

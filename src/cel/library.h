@@ -22,8 +22,11 @@ struct LibraryOverload {
   LibraryFn fn;
 };
 
-// nullptr when no overload has this name, receiver style and arity.
-const LibraryOverload* FindLibraryOverload(std::string_view name, bool receiver, size_t arity);
+// How a function is called: f(x, ...) or x.f(...).
+enum class CallStyle { kGlobal, kReceiver };
+
+// nullptr when no overload has this name, call style and arity.
+const LibraryOverload* FindLibraryOverload(std::string_view name, CallStyle style, size_t arity);
 bool IsLibraryFunction(std::string_view name);
 // The library's function names, sorted, each once.
 std::vector<std::string> LibraryFunctionNames();
@@ -39,7 +42,9 @@ std::span<const LibraryOverload> KubernetesLibrary();
 // Helpers shared by the library files.
 Value ArgError(std::string_view name, std::span<const Value> args);
 std::vector<size_t> CodePointOffsets(const std::string& s);  // byte offset of each code point
-Value ParseSemver(const std::string& text, bool normalize);
+// kNormalize accepts "v1", "1.2" and leading zeros, as Kubernetes' semver(s, true) does.
+enum class SemverParse { kStrict, kNormalize };
+Value ParseSemver(const std::string& text, SemverParse mode);
 int CompareSemver(const Semver& a, const Semver& b);
 
 }  // namespace gpuplane::cel

@@ -83,11 +83,12 @@ class Parser {
 
   // Guards recursion so deeply nested input is an error, not a stack overflow.
   struct Depth {
-    explicit Depth(Parser& p) : p_(p) {
-      if (++p_.depth_ > kMaxParseDepth) p_.Fail(p_.tok_.pos, "expression nests too deeply");
+    explicit Depth(Parser& p) : parser(p) {
+      if (++parser.depth_ > kMaxParseDepth)
+        parser.Fail(parser.tok_.pos, "expression nests too deeply");
     }
-    ~Depth() { --p_.depth_; }
-    Parser& p_;
+    ~Depth() { --parser.depth_; }
+    Parser& parser;
   };
 
   ExprPtr Expression() {

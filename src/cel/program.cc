@@ -211,7 +211,9 @@ class Evaluator {
     if (cost_ > limit_) return CostExceeded(out);
     std::span<const Value> span(args.data(), args.size());
     if (e.library != nullptr) return Set(out, e.library->fn(span));
-    return Set(out, CallBuiltin(e.name, e.target != nullptr, span));
+    return Set(
+        out,
+        CallBuiltin(e.name, e.target != nullptr ? CallStyle::kReceiver : CallStyle::kGlobal, span));
   }
 
   static int64_t ScanCost(const Value& a) {
@@ -243,7 +245,7 @@ class Evaluator {
         return BoolValue(!Equal(*a, *b));
       case CallOp::kIn:
         cost_ += ScanCost(*b);
-        return Set(out, CallBuiltin("@in", false, {{*a, *b}}));
+        return Set(out, CallBuiltin("@in", CallStyle::kGlobal, {{*a, *b}}));
       case CallOp::kIndex:
       case CallOp::kOptIndex: {
         const Value* v = Index(*a, *b, e.op == CallOp::kOptIndex, out);
@@ -314,7 +316,7 @@ class Evaluator {
   }
 
   static std::string KeyText(const Value& key) {
-    Value s = CallBuiltin("string", false, {&key, 1});
+    Value s = CallBuiltin("string", CallStyle::kGlobal, {&key, 1});
     return s.is_error() ? std::string(key.TypeName()) : s.str();
   }
 
@@ -363,13 +365,13 @@ class Evaluator {
   // binding needs no allocation and references to outer variables stay valid.
   struct Local {
     Local(Evaluator& ev, const std::string& n, Value v)
-        : ev_(ev), name(&n), value(std::move(v)), prev(ev.top_) {
-      ev_.top_ = this;
+        : evaluator(ev), name(&n), value(std::move(v)), prev(ev.top_) {
+      evaluator.top_ = this;
     }
-    ~Local() { ev_.top_ = prev; }
+    ~Local() { evaluator.top_ = prev; }
     Local(const Local&) = delete;
     Local& operator=(const Local&) = delete;
-    Evaluator& ev_;
+    Evaluator& evaluator;
     const std::string* name;
     Value value;
     Local* prev;
@@ -535,8 +537,9 @@ void Plan(Expr& e) {
       if (!e.target && e.name == name) e.op = op;
     }
     if (e.op == CallOp::kGeneric) {
-      e.library =
-          FindLibraryOverload(e.name, e.target != nullptr, e.args.size() + (e.target ? 1 : 0));
+      e.library = FindLibraryOverload(
+          e.name, e.target != nullptr ? CallStyle::kReceiver : CallStyle::kGlobal,
+          e.args.size() + (e.target ? 1 : 0));
     }
   }
   bool foldable =

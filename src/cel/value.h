@@ -91,12 +91,12 @@ class Value {
  private:
   struct Heap;
   Kind kind_ = Kind::kNull;
-  union {
+  union {  // NOLINTBEGIN(readability-identifier-naming): the class's private members
     bool b_;
     int64_t i_ = 0;
     uint64_t u_;
     double d_;
-  };
+  };  // NOLINTEND(readability-identifier-naming)
   std::shared_ptr<const Heap> heap_;
 };
 

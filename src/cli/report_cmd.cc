@@ -49,7 +49,8 @@ int RunReport(const ReportOptions& opt) {
     return Fail(absl::InvalidArgumentError(util::Cat(
         "--until ", opt.until, ": expected unix seconds or RFC 3339 (2026-11-30T00:00:00Z)")));
   }
-  absl::StatusOr<std::unique_ptr<acct::Ledger>> ledger = acct::Ledger::Open(opt.ledger, true);
+  absl::StatusOr<std::unique_ptr<acct::Ledger>> ledger =
+      acct::Ledger::Open(opt.ledger, acct::Ledger::Access::kReadOnly);
   if (!ledger.ok()) return Fail(ledger.status());
   absl::StatusOr<std::vector<acct::ReportRow>> rows = (*ledger)->Report(since, until, opt.group_by);
   if (!rows.ok()) return Fail(rows.status());

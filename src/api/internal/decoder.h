@@ -25,9 +25,13 @@ class Decoder {
   std::string path() const;
   std::string_view file() const { return file_; }
 
-  void Error(uint32_t line, std::string message) { Report(true, line, std::move(message)); }
-  void Warn(uint32_t line, std::string message) { Report(false, line, std::move(message)); }
-  void Report(bool error, uint32_t line, std::string message);
+  void Error(uint32_t line, std::string message) {
+    Report(Diagnostic::Severity::kError, line, std::move(message));
+  }
+  void Warn(uint32_t line, std::string message) {
+    Report(Diagnostic::Severity::kWarning, line, std::move(message));
+  }
+  void Report(Diagnostic::Severity severity, uint32_t line, std::string message);
   // Reports at a field below the current path without pushing it.
   void ErrorAt(uint32_t line, std::string_view field, std::string message);
 

@@ -26,7 +26,9 @@ inline constexpr Rule kResourceMap{.key = Fmt::kLabelKey};
 inline constexpr uint32_t kMaxAttributeValueLength = 64;
 
 // Checks shared by several structs.
-void CheckExactRequest(Decoder& d, const Doc& n, const ExactDeviceRequest& r, bool subrequest);
+// A request's `exactly`, or a firstAvailable subrequest (which may not ask for admin access).
+enum class RequestLevel { kRequest, kSubrequest };
+void CheckExactRequest(Decoder& d, const Doc& n, const ExactDeviceRequest& r, RequestLevel level);
 void CheckDeviceFields(Decoder& d, const Doc& n, const Device& v);
 void CheckSliceSpec(Decoder& d, const Doc& n, const ResourceSliceSpec& s,
                     const std::vector<uint32_t>& device_lines);
@@ -288,7 +290,7 @@ struct Schema<ExactDeviceRequest> {
   static constexpr auto kFields =
       std::tuple{GPUPLANE_EXACT_FIELDS, F("adminAccess", &ExactDeviceRequest::admin_access)};
   static void Check(Decoder& d, const Doc& n, const ExactDeviceRequest& v) {
-    CheckExactRequest(d, n, v, false);
+    CheckExactRequest(d, n, v, RequestLevel::kRequest);
   }
 };
 
@@ -297,7 +299,7 @@ struct Schema<DeviceSubRequest> {
   static constexpr auto kFields =
       std::tuple{F("name", &DeviceSubRequest::name, kRequiredDnsLabel), GPUPLANE_EXACT_FIELDS};
   static void Check(Decoder& d, const Doc& n, const DeviceSubRequest& v) {
-    CheckExactRequest(d, n, v, true);
+    CheckExactRequest(d, n, v, RequestLevel::kSubrequest);
   }
 };
 
