@@ -40,6 +40,12 @@ void AddUsage(PodUsage& into, const PodUsage& w) {
   into.cost_nano += w.cost_nano;
 }
 
+void AddUsage(UnallocatedUse& into, const UnallocatedUse& w) {
+  into.sm_seconds += w.sm_seconds;
+  into.memory_byte_seconds += w.memory_byte_seconds;
+  into.max_memory_bytes = std::max(into.max_memory_bytes, w.max_memory_bytes);
+}
+
 void AddUsage(DeviceUsage& into, const DeviceUsage& w) {
   if (!w.model.empty()) into.model = w.model;
   into.shared = into.shared || w.shared;
@@ -67,7 +73,14 @@ std::optional<Attribution> Accountant::Add(const Recording& pass,
   window.last_t = pass.last_t;
   Attribution a = Attribute(window, resolve_, ownership_, prices_);
   for (const AuditFinding& f : a.audit) {
-    if (!audited_.emplace(f.pid, f.gpu_uuid).second) continue;
+    auto [it, fresh] = audited_.try_emplace({f.pid, f.gpu_uuid}, audit_.size());
+    if (!fresh) {  // seen before: its use adds up
+      AuditFinding& seen = audit_[it->second];
+      seen.sm_seconds += f.sm_seconds;
+      seen.memory_byte_seconds += f.memory_byte_seconds;
+      seen.max_memory_bytes = std::max(seen.max_memory_bytes, f.max_memory_bytes);
+      continue;
+    }
     audit_.push_back(f);
     if (new_findings != nullptr) new_findings->push_back(f);
   }
@@ -89,6 +102,12 @@ void Accountant::Accumulate(const Attribution& w) {
     into.gpu_uuid = d.gpu_uuid;
     AddUsage(into, d);
   }
+  for (const UnallocatedUse& u : w.unallocated) {
+    UnallocatedUse& into = unallocated_[{u.who, u.device}];
+    into.who = u.who;
+    into.device = u.device;
+    AddUsage(into, u);
+  }
   seconds_ += w.seconds;
 }
 
@@ -105,6 +124,7 @@ Attribution Accountant::Totals() const {
   t.devices.reserve(devices_.size());
   for (const auto& [uuid, d] : devices_) t.devices.push_back(d);
   t.audit = audit_;
+  for (const auto& [key, u] : unallocated_) t.unallocated.push_back(u);
   t.seconds = seconds_;
   return t;
 }

@@ -54,7 +54,8 @@ class Accountant {
   std::map<std::tuple<ContainerRef, std::string, std::string>, PodUsage> pods_;
   std::map<std::string, DeviceUsage> devices_;
   std::vector<AuditFinding> audit_;
-  std::set<std::pair<int64_t, std::string>> audited_;
+  std::map<std::pair<int64_t, std::string>, size_t> audited_;  // (pid, device) -> audit_ index
+  std::map<std::pair<ContainerRef, std::string>, UnallocatedUse> unallocated_;
   double seconds_ = 0;
 };
 
@@ -62,6 +63,7 @@ class Accountant {
 // lists them. Used to sum windows and to merge ledger totals.
 void AddUsage(PodUsage& into, const PodUsage& window);
 void AddUsage(DeviceUsage& into, const DeviceUsage& window);
+void AddUsage(UnallocatedUse& into, const UnallocatedUse& window);
 
 }  // namespace gpuplane::acct
 

@@ -95,6 +95,7 @@ class Attributor {
       out_.devices.push_back(std::move(du));
     }
     for (auto& [key, p] : pods_) out_.pods.push_back(std::move(p));
+    UnallocatedUses();
     std::sort(out_.audit.begin(), out_.audit.end(),
               [](const AuditFinding& a, const AuditFinding& b) {
                 return std::tie(a.gpu_uuid, a.pid) < std::tie(b.gpu_uuid, b.pid);
@@ -153,6 +154,46 @@ class Attributor {
     return &o->container;
   }
 
+  // Where an audited process's own use on `device` is summed (null: its owner is unknown, so
+  // it was not audited).
+  Usage* RogueUsage(int64_t pid, const std::string& device) {
+    const std::optional<ProcessOwner>& o = OwnerOf(pid);
+    if (o && o->unknown) return nullptr;
+    return &rogue_[{pid, device}];
+  }
+
+  // What audited processes used on `device` together.
+  Usage RogueOn(const std::string& device) const {
+    Usage sum;
+    for (const auto& [key, u] : rogue_) {
+      if (key.second != device) continue;
+      sum.sm += u.sm;
+      sum.memory += u.memory;
+    }
+    return sum;
+  }
+
+  // Each finding's own use, and the use by pods of devices they were not allocated.
+  void UnallocatedUses() {
+    std::map<std::pair<ContainerRef, std::string>, UnallocatedUse> by_pod;
+    for (AuditFinding& f : out_.audit) {
+      auto it = rogue_.find({f.pid, f.gpu_uuid});
+      if (it == rogue_.end()) continue;
+      f.sm_seconds = it->second.sm;
+      f.memory_byte_seconds = it->second.memory;
+      f.max_memory_bytes = it->second.max_memory;
+      const std::optional<ProcessOwner>& o = OwnerOf(f.pid);
+      if (!o) continue;  // no pod to report
+      UnallocatedUse& u = by_pod[{o->container, f.gpu_uuid}];
+      u.who = o->container;
+      u.device = f.gpu_uuid;
+      u.sm_seconds += f.sm_seconds;
+      u.memory_byte_seconds += f.memory_byte_seconds;
+      u.max_memory_bytes = std::max(u.max_memory_bytes, f.max_memory_bytes);
+    }
+    for (auto& [key, u] : by_pod) out_.unallocated.push_back(std::move(u));
+  }
+
   // The device's busy time, model and cost over the whole recording.
   DeviceUsage Device(const std::string& uuid, const std::vector<const DeviceSample*>& samples) {
     DeviceUsage du;
@@ -182,12 +223,12 @@ class Attributor {
     }
     for (auto& [pid, ps] : per_pid) {
       const ContainerRef* c = Legitimate(pid, device, owners);
-      if (c == nullptr) continue;
+      Usage* u = c != nullptr ? &usage[*c] : RogueUsage(pid, device);
+      if (u == nullptr) continue;
       std::stable_sort(ps.begin(), ps.end(), ByTime{});
-      Usage& u = usage[*c];
-      u.memory += Integral(ps, [](const ProcessSample& s) { return double(s.used_memory); });
-      for (const ProcessSample* s : ps) u.max_memory = std::max(u.max_memory, s->used_memory);
-      users.insert(*c);
+      u->memory += Integral(ps, [](const ProcessSample& s) { return double(s.used_memory); });
+      for (const ProcessSample* s : ps) u->max_memory = std::max(u->max_memory, s->used_memory);
+      if (c != nullptr) users.insert(*c);
     }
     return !per_pid.empty();
   }
@@ -264,9 +305,10 @@ class Attributor {
       double period = std::max<int64_t>(0, ts - prev_ts) / 1e6;
       for (; i < utils.size() && utils[i]->ts_us == ts; ++i) {
         const ContainerRef* c = Legitimate(utils[i]->pid, uuid, owners);
-        if (c == nullptr) continue;
-        usage[*c].sm += utils[i]->sm / 100.0 * period;
-        users.insert(*c);
+        Usage* u = c != nullptr ? &usage[*c] : RogueUsage(utils[i]->pid, uuid);
+        if (u == nullptr) continue;
+        u->sm += utils[i]->sm / 100.0 * period;
+        if (c != nullptr) users.insert(*c);
       }
       prev_ts = ts;
     }
@@ -284,10 +326,15 @@ class Attributor {
     ProcessMemory([&](const ProcessSample& p) { return p.uuid == uuid; }, uuid, owners, usage,
                   users);
     du.shared = owners.size() > 1 || users.size() > 1;
-    if (!du.shared && distinct.size() == 1) {  // exclusive: everything to the owner
+    if (!du.shared && distinct.size() == 1) {
+      // Exclusive: the device's use is the owner's, less what audited processes used there
+      // (reported as theirs); the owner still pays for the whole device.
       Usage& u = usage[*distinct.begin()];
-      u.sm = du.busy_seconds;
-      u.memory = Integral(samples, [](const DeviceSample& s) { return double(s.memory_used); });
+      const Usage rogue = RogueOn(uuid);
+      u.sm = std::max(0.0, du.busy_seconds - rogue.sm);
+      u.memory = std::max(0.0, Integral(samples, [](const DeviceSample& s) {
+                                 return double(s.memory_used);
+                               }) - rogue.memory);
       for (const DeviceSample* s : samples) u.max_memory = std::max(u.max_memory, s->memory_used);
     }
     WholeDeviceCost(du, owners, usage);
@@ -335,6 +382,7 @@ class Attributor {
   std::map<ContainerRef, std::vector<std::string>> allocated_;  // for audit evidence
   std::map<std::string, std::map<std::string, std::vector<const MigSample*>>> instances_;
   std::map<std::tuple<ContainerRef, std::string, std::string>, PodUsage> pods_;
+  std::map<std::pair<int64_t, std::string>, Usage> rogue_;  // audited (pid, device) use
 };
 
 }  // namespace

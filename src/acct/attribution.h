@@ -80,20 +80,36 @@ struct DeviceUsage {
   int64_t cost_nano = 0;
 };
 
+// A process using a device it may not be charged on (the NVIDIA_VISIBLE_DEVICES escape, or
+// no pod at all), with what it used there: the device's owner still pays for the device, but
+// the use is reported, not lost.
 struct AuditFinding {
   int64_t pid = 0;
-  std::string gpu_uuid;
+  std::string gpu_uuid;                // the GPU, or the MIG instance
   std::string cgroup;                  // empty when the process was not found
   std::string pod;                     // namespace/pod/container, or empty for no pod
   std::vector<std::string> allocated;  // devices the container was allocated
   std::string reason;
+  double sm_seconds = 0;  // from per-process utilization samples
+  double memory_byte_seconds = 0;
+  int64_t max_memory_bytes = 0;
+};
+
+// A pod's use of a device it was not allocated (the sum of its processes' findings).
+struct UnallocatedUse {
+  ContainerRef who;
+  std::string device;  // GPU or MIG instance UUID
+  double sm_seconds = 0;
+  double memory_byte_seconds = 0;
+  int64_t max_memory_bytes = 0;
 };
 
 struct Attribution {
   std::vector<PodUsage> pods;
   std::vector<DeviceUsage> devices;
   std::vector<AuditFinding> audit;
-  double seconds = 0;  // recording duration
+  std::vector<UnallocatedUse> unallocated;  // by container, then device
+  double seconds = 0;                       // recording duration
 };
 
 Attribution Attribute(const Recording& recording, const PidResolver& resolve,

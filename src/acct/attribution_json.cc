@@ -46,11 +46,25 @@ std::string AttributionJson(const Attribution& a) {
                   {"cgroup", f.cgroup},
                   {"pod", f.pod},
                   {"allocated", f.allocated},
-                  {"reason", f.reason}});
+                  {"reason", f.reason},
+                  {"sm_seconds", Round(f.sm_seconds, 1e6)},
+                  {"memory_byte_seconds", Round(f.memory_byte_seconds, 1)},
+                  {"max_memory_bytes", f.max_memory_bytes}});
+  }
+  nlohmann::ordered_json ju = nlohmann::ordered_json::array();
+  for (const UnallocatedUse& u : a.unallocated) {
+    ju.push_back({{"namespace", u.who.namespace_name},
+                  {"pod", u.who.pod},
+                  {"container", u.who.container},
+                  {"device", u.device},
+                  {"sm_seconds", Round(u.sm_seconds, 1e6)},
+                  {"memory_byte_seconds", Round(u.memory_byte_seconds, 1)},
+                  {"max_memory_bytes", u.max_memory_bytes}});
   }
   doc["pods"] = jp;
   doc["devices"] = jd;
   doc["audit"] = ja;
+  doc["unallocated"] = ju;
   return doc.dump() + "\n";
 }
 

@@ -184,6 +184,50 @@ TEST(AttributionTest, ExclusiveGpuAndAudit) {
   EXPECT_EQ(a.audit[1].reason, "the process belongs to no pod");
 }
 
+// A process escaping into a GPU its pod was not allocated (NVIDIA_VISIBLE_DEVICES): the owner
+// still pays for its exclusive device, but the escapee's compute and memory are its own,
+// reported in the audit record and as unallocated use, and not counted as the owner's.
+TEST(AttributionTest, RogueUseIsReportedAndNotTheOwners) {
+  Recording r;
+  r.first_t = 0;
+  r.last_t = 100;
+  for (int t = 0; t <= 100; t += 10) {
+    r.devices.push_back(DeviceSample{double(t), "GPU-a", 0, "M", 100, 40, 50, false});
+    r.processes.push_back(ProcessSample{double(t), "GPU-a", 7, 30, std::nullopt});
+    r.processes.push_back(ProcessSample{double(t), "GPU-a", 8, 10, std::nullopt});  // escapee
+    if (t > 0) {
+      r.process_utils.push_back(ProcessUtilSample{double(t), "GPU-a", 7, t * 1'000'000, 30, 0});
+      r.process_utils.push_back(ProcessUtilSample{double(t), "GPU-a", 8, t * 1'000'000, 20, 0});
+    }
+  }
+  ContainerRef owner{"ns", "trainer", "main"}, other{"ns", "notebook", "nb"};
+  Ownership own;
+  own.owners["GPU-a"] = {owner};
+  own.owners["GPU-b"] = {other};
+  PidResolver resolve = [&](int64_t pid) -> std::optional<ProcessOwner> {
+    if (pid == 7) return ProcessOwner{owner, "/kubepods/podA/c1"};
+    return ProcessOwner{other, "/kubepods/podB/c2"};
+  };
+  Prices prices;
+  prices.default_price = 3.6;
+  Attribution a = Attribute(r, resolve, own, prices);
+  ASSERT_EQ(a.pods.size(), 1u);
+  EXPECT_EQ(a.pods[0].who, owner);
+  EXPECT_DOUBLE_EQ(a.pods[0].sm_seconds, 30);             // 50 s busy, 20 s of them the escapee's
+  EXPECT_DOUBLE_EQ(a.pods[0].memory_byte_seconds, 3000);  // 40 x 100 less the escapee's 10 x 100
+  EXPECT_EQ(a.pods[0].cost_nano, 100'000'000);            // the whole device, as before
+  ASSERT_EQ(a.audit.size(), 1u);
+  EXPECT_EQ(a.audit[0].pid, 8);
+  EXPECT_DOUBLE_EQ(a.audit[0].sm_seconds, 20);
+  EXPECT_DOUBLE_EQ(a.audit[0].memory_byte_seconds, 1000);
+  EXPECT_EQ(a.audit[0].max_memory_bytes, 10);
+  ASSERT_EQ(a.unallocated.size(), 1u);
+  EXPECT_EQ(a.unallocated[0].who, other);
+  EXPECT_EQ(a.unallocated[0].device, "GPU-a");
+  EXPECT_DOUBLE_EQ(a.unallocated[0].sm_seconds, 20);
+  EXPECT_DOUBLE_EQ(a.devices[0].unattributed_sm_seconds, 20);  // busy time no allocated pod used
+}
+
 TEST(RecordingTest, RoundTripAndBadLines) {
   Synthetic syn = MakeSynthetic(SyntheticSpec{Sharing::kTimeSlicing, 2, 5, 4});
   std::string text;

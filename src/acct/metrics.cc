@@ -109,6 +109,37 @@ void DeviceMetrics(const Attribution& t, std::string& out) {
   }
 }
 
+struct UnallocatedMetric {
+  const char* name;
+  const char* type;
+  const char* help;
+  double (*value)(const UnallocatedUse&);
+};
+constexpr UnallocatedMetric kUnallocatedMetrics[] = {
+    {"gpuplane_unallocated_use_sm_seconds_total", "counter",
+     "GPU-seconds of SM time a container used on a device it was not allocated",
+     [](const UnallocatedUse& u) { return u.sm_seconds; }},
+    {"gpuplane_unallocated_use_memory_byte_seconds_total", "counter",
+     "Integral of a container's GPU memory use on a device it was not allocated",
+     [](const UnallocatedUse& u) { return u.memory_byte_seconds; }},
+    {"gpuplane_unallocated_use_memory_max_bytes", "gauge",
+     "Largest GPU memory use of a container on a device it was not allocated",
+     [](const UnallocatedUse& u) { return static_cast<double>(u.max_memory_bytes); }},
+};
+
+void UnallocatedMetrics(const Attribution& t, std::string& out) {
+  for (const UnallocatedMetric& m : kUnallocatedMetrics) {
+    Header(out, m.name, m.type, m.help);
+    for (const UnallocatedUse& u : t.unallocated) {
+      util::Append(out, m.name, "{namespace=\"", EscapeLabel(u.who.namespace_name), "\",pod=\"",
+                   EscapeLabel(u.who.pod), "\",container=\"", EscapeLabel(u.who.container),
+                   "\",device=\"", EscapeLabel(u.device), "\"} ");
+      Number(out, m.value(u));
+      out += '\n';
+    }
+  }
+}
+
 }  // namespace
 
 std::string RenderMetrics(const Attribution& t, const AgentCounters& agent) {
@@ -123,6 +154,7 @@ std::string RenderMetrics(const Attribution& t, const AgentCounters& agent) {
                  EscapeLabel(f.gpu_uuid), "\",pod=\"", EscapeLabel(f.pod), "\",reason=\"",
                  EscapeLabel(f.reason), "\"} 1\n");
   }
+  UnallocatedMetrics(t, out);
   Header(out, "gpuplane_agent_errors_total", "counter", "Problems met by the agent, by kind");
   for (const auto& [kind, n] : agent.errors) {
     util::Append(out, "gpuplane_agent_errors_total{kind=\"", EscapeLabel(kind), "\"} ", n, "\n");

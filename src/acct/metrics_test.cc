@@ -14,9 +14,14 @@ TEST(MetricsTest, TextFormat) {
   a.pods.push_back(PodUsage{{"ns", "p\"1", "c\\x"}, "GPU-1", "", 1.5, 2e9, 7, 250'000'000});
   a.devices.push_back(DeviceUsage{"GPU-1", "NVIDIA H100", true, false, 3, 0.5, 0, 1'000'000'000});
   a.audit.push_back(AuditFinding{42, "GPU-1", "/x", "", {}, "the process belongs to no pod"});
+  a.unallocated.push_back(UnallocatedUse{{"ns", "nb", "c"}, "GPU-1", 20, 1e9, 10});
   AgentCounters agent;
   agent.errors["nvml_not_available"] = 1;
   std::string m = RenderMetrics(a, agent);
+  EXPECT_NE(m.find("gpuplane_unallocated_use_sm_seconds_total{namespace=\"ns\",pod=\"nb\","
+                   "container=\"c\",device=\"GPU-1\"} 20\n"),
+            std::string::npos)
+      << m;
   EXPECT_NE(m.find("# TYPE gpuplane_pod_gpu_sm_seconds_total counter\n"
                    "gpuplane_pod_gpu_sm_seconds_total{namespace=\"ns\",pod=\"p\\\"1\","
                    "container=\"c\\\\x\",gpu_uuid=\"GPU-1\",mig_instance=\"\","

@@ -196,6 +196,9 @@ expect_output '"unattributed_sm_seconds":3.0,"idle_cost":0.0,"cost":0.03' \
 expect_output '"pid":400,.*"reason":"the container was not allocated this device"' \
   "attribute: isolation audit" -- "$BIN" attribute --replay $N/recording.jsonl \
   --proc-root $N/proc --pods $N/pods.json --podresources-json $N/podresources.json --prices $N/prices.yaml
+expect_output '"unallocated":\[\{"namespace":"research","pod":"trainer","container":"main","device":"GPU-aaaa","sm_seconds":1.5,' \
+  "attribute: a pod's use of a GPU it was not allocated" -- "$BIN" attribute --replay $N/recording.jsonl \
+  --proc-root $N/proc --pods $N/pods.json --podresources-json $N/podresources.json --prices $N/prices.yaml
 printf '{"t":1,"type":"device"}\n' >"$tmp_acct"
 expect_exit 1 "attribute: bad recording lines" -- "$BIN" attribute --replay "$tmp_acct"
 expect_output ':1: line skipped: "uuid" must be a non-empty string' "attribute: bad line named" -- \
