@@ -6,7 +6,7 @@
 #define GPUPLANE_ACCT_NVML_ABI_H_
 
 extern "C" {
-// NOLINTBEGIN(google-runtime-int): the C ABI's types
+// NOLINTBEGIN(google-runtime-int, readability-identifier-naming): the C ABI's types and names
 using nvmlReturn_t = int;
 struct nvmlDevice_st;
 using nvmlDevice_t = nvmlDevice_st*;
@@ -26,7 +26,7 @@ struct nvmlProcessUtilizationSample_t {
   unsigned long long timeStamp;
   unsigned smUtil, memUtil, encUtil, decUtil;
 };
-// NOLINTEND(google-runtime-int)
+// NOLINTEND(google-runtime-int, readability-identifier-naming)
 }
 
 #endif  // GPUPLANE_ACCT_NVML_ABI_H_

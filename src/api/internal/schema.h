@@ -191,9 +191,9 @@ bool IsPassthrough(std::string_view key) {
 
 template <typename T>
 void DecodeStruct(Decoder& d, const Doc& n, T& out) {
-  constexpr size_t N = std::tuple_size_v<std::remove_const_t<decltype(Schema<T>::kFields)>>;
-  using Seq = std::make_index_sequence<N>;
-  std::bitset<N> seen;
+  constexpr size_t kCount = std::tuple_size_v<std::remove_const_t<decltype(Schema<T>::kFields)>>;
+  using Seq = std::make_index_sequence<kCount>;
+  std::bitset<kCount> seen;
   if (!n.is_null() && !n.is_map()) {
     d.Error(n.line(), "expected a map, got " + n.Describe());
     return;
