@@ -22,7 +22,7 @@ TEST(PodsClientTest, ListsThisNodesPods) {
     }
     seen_query = req.get_param_value("fieldSelector");
     seen_auth = req.get_header_value("Authorization");
-    res.set_content(R"({"kind":"PodList","items":[{"metadata":{"name":"train-0",
+    res.set_content(R"({"apiVersion":"v1","kind":"PodList","items":[{"metadata":{"name":"train-0",
       "namespace":"team-a","uid":"u-1","labels":{"app":"llm"}},"status":{"containerStatuses":
       [{"name":"main","containerID":"containerd://abc"}]}}]})",
                     "application/json");

@@ -1,6 +1,7 @@
 #include "acct/sources.h"
 
 #include "acct/cgroup.h"
+#include "api/loader.h"
 #include "nlohmann/json.hpp"
 #include "util/strings.h"
 #include "yaml-cpp/yaml.h"
@@ -31,39 +32,33 @@ std::string StripScheme(const std::string& id) {
 }  // namespace
 
 absl::StatusOr<PodIndex> ParsePodsJson(const std::string& text, const std::string& name) {
-  Json doc = Json::parse(text, nullptr, false);
-  if (doc.is_discarded()) {
-    return absl::InvalidArgumentError(
-        util::Cat(name, ": not JSON; expected the output of kubectl get pods -o json"));
-  }
-  const Json* items = Field(doc, "items", "items");
-  if (items == nullptr || !items->is_array()) {
-    return absl::InvalidArgumentError(
-        util::Cat(name, ": no \"items\" list; expected the output of kubectl get pods -o json"));
-  }
+  api::Loader loader;
+  loader.AddText(text, name, api::Format::kJson);
+  api::LoadResult loaded = loader.Finish();
   PodIndex index;
-  for (const Json& item : *items) {
-    const Json* meta = Field(item, "metadata", "metadata");
-    if (meta == nullptr) continue;
-    std::string uid = StringField(*meta, "uid", "uid");
-    if (uid.empty()) continue;
-    PodIndex::Pod& p = index.by_uid[uid];
-    p.namespace_name = StringField(*meta, "namespace", "namespace");
-    p.name = StringField(*meta, "name", "name");
-    if (const Json* labels = Field(*meta, "labels", "labels"); labels && labels->is_object()) {
-      for (const auto& [k, v] : labels->items()) {
-        if (v.is_string()) p.labels[k] = v.get<std::string>();
+  bool any_pod = false;
+  for (const api::SourcedObject& o : loaded.objects) {
+    const auto* pod = std::get_if<api::Pod>(&o.object);
+    if (pod == nullptr) continue;
+    any_pod = true;
+    if (pod->metadata.uid.empty()) continue;
+    PodIndex::Pod& p = index.by_uid[pod->metadata.uid];
+    p.namespace_name = pod->metadata.namespace_name;
+    p.name = pod->metadata.name;
+    p.labels = pod->metadata.labels;
+    for (const auto* list :
+         {&pod->status.container_statuses, &pod->status.init_container_statuses}) {
+      for (const api::ContainerStatus& c : *list) {
+        std::string id = StripScheme(c.container_id);
+        if (!id.empty()) p.containers[id] = c.name;
       }
     }
-    const Json* status = Field(item, "status", "status");
-    if (status == nullptr) continue;
-    for (const char* list : {"containerStatuses", "initContainerStatuses"}) {
-      const Json* cs = Field(*status, list, list);
-      if (cs == nullptr || !cs->is_array()) continue;
-      for (const Json& c : *cs) {
-        std::string id = StripScheme(StringField(c, "containerID", "containerID"));
-        if (!id.empty()) p.containers[id] = StringField(c, "name", "name");
-      }
+  }
+  if (!any_pod && loaded.errors() > 0) {
+    for (const api::Diagnostic& d : loaded.diagnostics) {
+      if (!d.is_error()) continue;
+      return absl::InvalidArgumentError(
+          util::Cat(d.ToString(), " (expected the output of kubectl get pods -o json)"));
     }
   }
   return index;

@@ -17,7 +17,9 @@
 namespace gpuplane::acct {
 
 // Pods by UID: namespace, name, and container names by container ID (without the
-// "containerd://" scheme).
+// "containerd://" scheme). ParsePodsJson reads a Pod, a PodList or a List of Pods (kubectl
+// get pods -o json, or the API server's list) through api/'s loader; the error names the file
+// and line when no Pod could be read.
 struct PodIndex {
   struct Pod {
     std::string namespace_name, name;

@@ -199,6 +199,10 @@ expect_output '"pid":400,.*"reason":"the container was not allocated this device
 expect_output '"unallocated":\[\{"namespace":"research","pod":"trainer","container":"main","device":"GPU-aaaa","sm_seconds":1.5,' \
   "attribute: a pod's use of a GPU it was not allocated" -- "$BIN" attribute --replay $N/recording.jsonl \
   --proc-root $N/proc --pods $N/pods.json --podresources-json $N/podresources.json --prices $N/prices.yaml
+printf '{"apiVersion":"v1","kind":"List","items":[\n {"metadata":{"name":"x","uid":"u"}}]}\n' >"$tmp_acct"
+expect_output 'tmp.*:2: kind is missing.*kubectl get pods -o json' \
+  "attribute: a Pod without kind is named by file and line" -- "$BIN" attribute \
+  --replay $N/recording.jsonl --pods "$tmp_acct"
 printf '{"t":1,"type":"device"}\n' >"$tmp_acct"
 expect_exit 1 "attribute: bad recording lines" -- "$BIN" attribute --replay "$tmp_acct"
 expect_output ':1: line skipped: "uuid" must be a non-empty string' "attribute: bad line named" -- \
