@@ -196,8 +196,10 @@ TEST(AttributionTest, RogueUseIsReportedAndNotTheOwners) {
     r.processes.push_back(ProcessSample{double(t), "GPU-a", 7, 30, std::nullopt});
     r.processes.push_back(ProcessSample{double(t), "GPU-a", 8, 10, std::nullopt});  // escapee
     if (t > 0) {
-      r.process_utils.push_back(ProcessUtilSample{double(t), "GPU-a", 7, t * 1'000'000, 30, 0});
-      r.process_utils.push_back(ProcessUtilSample{double(t), "GPU-a", 8, t * 1'000'000, 20, 0});
+      r.process_utils.push_back(
+          ProcessUtilSample{double(t), "GPU-a", 7, int64_t{t} * 1000000, 30, 0});
+      r.process_utils.push_back(
+          ProcessUtilSample{double(t), "GPU-a", 8, int64_t{t} * 1000000, 20, 0});
     }
   }
   ContainerRef owner{"ns", "trainer", "main"}, other{"ns", "notebook", "nb"};
