@@ -190,8 +190,10 @@ int RunGeneratedReplay(const SimulateOptions& opt,
     absl::StatusOr<std::unique_ptr<sched::Policy>> made = sched::MakePolicy(p, workload);
     if (!made.ok()) return Fail(made.status());
   }
+  char load[32];
+  std::snprintf(load, sizeof load, "%g", opt.load);  // 0.85, not 0.850000
   return Replay(opt, cluster, jobs, workload, policies, seeds,
-                util::Cat("generated ", opt.jobs, " jobs at load ", opt.load), 0);
+                util::Cat("generated ", opt.jobs, " jobs at load ", load), 0);
 }
 
 // No cluster and no workload given: the built-in scenario.

@@ -31,9 +31,6 @@ absl::Status WriteReport(const std::string& path, const std::string& html) {
   return absl::OkStatus();
 }
 
-const char* kColors[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd",
-                         "#ff7f0e", "#8c564b", "#e377c2", "#17becf"};
-
 }  // namespace
 
 std::string FillTable(const FillReport& r) {
@@ -107,73 +104,10 @@ std::string FillJson(const FillReport& r) {
   return doc.dump() + "\n";
 }
 
-std::string HtmlEscape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
+namespace {
 
-std::string SvgLineChart(const std::string& title, const std::string& x_label,
-                         const std::string& y_label, const std::vector<Series>& series) {
-  const double w = 640, h = 360, left = 60, right = 150, top = 30, bottom = 45;
-  double x0 = 1e300, x1 = -1e300, y0 = 1e300, y1 = -1e300;
-  for (const Series& s : series) {
-    for (auto [x, y] : s.points) {
-      x0 = std::min(x0, x), x1 = std::max(x1, x), y0 = std::min(y0, y), y1 = std::max(y1, y);
-    }
-  }
-  if (x0 > x1) x0 = 0, x1 = 1, y0 = 0, y1 = 1;
-  if (x1 == x0) x1 = x0 + 1;
-  if (y1 == y0) y1 = y0 + 1;
-  auto px = [&](double x) { return left + (x - x0) / (x1 - x0) * (w - left - right); };
-  auto py = [&](double y) { return h - bottom - (y - y0) / (y1 - y0) * (h - top - bottom); };
-  std::string svg = util::Cat("<svg xmlns='http://www.w3.org/2000/svg' width='", w, "' height='", h,
-                              "' font-family='sans-serif' font-size='11'>");
-  util::Append(svg, "<text x='", left, "' y='18' font-size='14'>", HtmlEscape(title), "</text>");
-  util::Append(svg, "<rect x='", left, "' y='", top, "' width='", w - left - right, "' height='",
-               h - top - bottom, "' fill='none' stroke='#999'/>");
-  for (int i = 0; i <= 4; ++i) {
-    double yv = y0 + (y1 - y0) * i / 4, xv = x0 + (x1 - x0) * i / 4;
-    util::Append(svg, "<text x='", left - 5, "' y='", py(yv) + 4, "' text-anchor='end'>",
-                 Fixed(yv, 1), "</text>");
-    util::Append(svg, "<text x='", px(xv), "' y='", h - bottom + 15, "' text-anchor='middle'>",
-                 Fixed(xv, 0), "</text>");
-  }
-  util::Append(svg, "<text x='", (left + w - right) / 2, "' y='", h - 8, "' text-anchor='middle'>",
-               HtmlEscape(x_label), "</text>");
-  util::Append(svg, "<text x='14' y='", (top + h - bottom) / 2, "' transform='rotate(-90 14 ",
-               (top + h - bottom) / 2, ")' text-anchor='middle'>", HtmlEscape(y_label), "</text>");
-  for (size_t i = 0; i < series.size(); ++i) {
-    const char* color = kColors[i % (sizeof kColors / sizeof kColors[0])];
-    std::string pts;
-    for (auto [x, y] : series[i].points)
-      util::Append(pts, Fixed(px(x), 1), ",", Fixed(py(y), 1), " ");
-    util::Append(svg, "<polyline fill='none' stroke='", color, "' stroke-width='1.5' points='", pts,
-                 "'/>");
-    util::Append(svg, "<text x='", w - right + 10, "' y='", top + 14 * (i + 1), "' fill='", color,
-                 "'>", HtmlEscape(series[i].name), "</text>");
-  }
-  return svg + "</svg>";
-}
-
-absl::Status WriteFillHtml(const FillReport& r, const std::string& path) {
+// Per policy, the mean over seeds of the allocation and fragmentation curves.
+std::pair<std::vector<Series>, std::vector<Series>> FillCurves(const FillReport& r) {
   std::vector<Series> alloc, frag;
   for (const sim::PolicySummary& s : r.summary) {
     Series a{s.policy, {}}, f{s.policy, {}};
@@ -190,6 +124,62 @@ absl::Status WriteFillHtml(const FillReport& r, const std::string& path) {
     alloc.push_back(std::move(a));
     frag.push_back(std::move(f));
   }
+  return {std::move(alloc), std::move(frag)};
+}
+
+// The zoomed panel: from the first arrived workload where the policies differ by more than
+// two points (rounded down to 10), to the end; from the lowest value there (rounded down to
+// 5) to 100.
+Chart ZoomOn(const std::vector<Series>& alloc, Chart chart) {
+  int from = sim::kMaxArrived;
+  for (int x = 0; x <= sim::kMaxArrived && from == sim::kMaxArrived; ++x) {
+    double lo = 1e300, hi = -1e300;
+    for (const Series& s : alloc) {
+      lo = std::min(lo, s.points[x].second);
+      hi = std::max(hi, s.points[x].second);
+    }
+    if (hi - lo > 2) from = x;
+  }
+  const double x0 = std::max(0.0, std::floor(from / 10.0) * 10);
+  double low = 100;
+  for (const Series& s : alloc) {
+    for (auto [x, y] : s.points) {
+      if (x >= x0) low = std::min(low, y);
+    }
+  }
+  chart.title += " (zoomed where the policies part)";
+  chart.x_range = {x0, sim::kMaxArrived};
+  chart.y_range = {std::max(0.0, std::floor(low / 5) * 5), 100};
+  return chart;
+}
+
+std::string FillCharts(const FillReport& r) {
+  auto [alloc, frag] = FillCurves(r);
+  if (!r.summary.empty()) {
+    const double bound = r.summary.front().packing_bound_at_100.mean;
+    alloc.push_back(Series{util::Cat("packing bound at 100: ", Fixed(bound, 2)),
+                           {{0, bound}, {sim::kMaxArrived, bound}},
+                           /*dashed=*/true});
+  }
+  const Chart whole{"GPU allocation ratio", "arrived workload (% of GPU capacity)", "allocated (%)",
+                    std::pair<double, double>{0, sim::kMaxArrived},
+                    std::pair<double, double>{0, 100}};
+  std::string out = util::Cat("<p>", SvgLineChart(whole, alloc), "</p>");
+  if (!r.summary.empty()) {
+    std::vector<Series> curves(alloc.begin(), alloc.end());
+    curves.pop_back();  // the zoom's range comes from the policies, not the bound
+    util::Append(out, "<p>", SvgLineChart(ZoomOn(curves, whole), alloc), "</p>");
+  }
+  const Chart fragmentation{"Fragmentation ratio", "arrived workload (% of GPU capacity)",
+                            "fragmented / idle (%)", std::pair<double, double>{0, sim::kMaxArrived},
+                            std::pair<double, double>{0, 100}};
+  util::Append(out, "<p>", SvgLineChart(fragmentation, frag), "</p>");
+  return out;
+}
+
+}  // namespace
+
+absl::Status WriteFillHtml(const FillReport& r, const std::string& path) {
   std::string html = util::Cat(
       "<!DOCTYPE html><html><head><meta charset='utf-8'><title>gpuplane simulate: ",
       HtmlEscape(r.trace),
@@ -211,15 +201,9 @@ absl::Status WriteFillHtml(const FillReport& r, const std::string& path) {
     util::Append(html, "<p>No placement can pass ",
                  Fixed(r.summary.front().packing_bound_at_100.mean, 2),
                  "% at 100% arrived workload (the packing bound of the pods arrived by then; CPU, "
-                 "memory and GPU models ignored).</p>");
+                 "memory and GPU models ignored; the dashed line).</p>");
   }
-  util::Append(html, "<p>",
-               SvgLineChart("GPU allocation ratio", "arrived workload (% of GPU capacity)",
-                            "allocated (%)", alloc),
-               "</p><p>",
-               SvgLineChart("Fragmentation ratio", "arrived workload (% of GPU capacity)",
-                            "fragmented / idle (%)", frag),
-               "</p></body></html>\n");
+  util::Append(html, FillCharts(r), "</body></html>\n");
   return WriteReport(path, html);
 }
 
@@ -381,8 +365,12 @@ absl::Status WriteReplayHtml(const ReplayReport& r, const std::string& path) {
       "<style>body{font-family:sans-serif;margin:2em}pre{background:#f6f6f6;padding:1em}</style>"
       "</head><body><h1>Replay: ",
       HtmlEscape(r.workload), "</h1><pre>", HtmlEscape(ReplayTable(r)), "</pre><p>",
-      SvgLineChart("GPU utilization over time", "hours", "allocated GPU (%)", util), "</p><p>",
-      SvgLineChart("Queueing delay distribution", "percentile of started jobs", "wait (minutes)",
+      SvgLineChart(Chart{"GPU utilization over time", "hours", "allocated GPU (%)", std::nullopt,
+                         std::pair<double, double>{0, 100}},
+                   util),
+      "</p><p>",
+      SvgLineChart(Chart{"Queueing delay distribution", "percentile of started jobs",
+                         "wait (minutes)", std::pair<double, double>{0, 100}, std::nullopt},
                    waits),
       "</p></body></html>\n");
   return WriteReport(path, html);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "cli/svg_chart.h"
 #include "sim/experiment.h"
 #include "sim/replay.h"
 #include "sim/scenario.h"
@@ -46,16 +47,6 @@ absl::Status WriteScenarioHtml(const std::string& description,
 double Percentile(std::vector<double> values, double p);
 std::string FillJson(const FillReport& r);
 absl::Status WriteFillHtml(const FillReport& r, const std::string& path);
-
-// An SVG line chart: one series per name, x and y in data units.
-struct Series {
-  std::string name;
-  std::vector<std::pair<double, double>> points;
-};
-std::string SvgLineChart(const std::string& title, const std::string& x_label,
-                         const std::string& y_label, const std::vector<Series>& series);
-// Escapes &, <, >, " for HTML text and attributes.
-std::string HtmlEscape(const std::string& s);
 
 }  // namespace gpuplane::cli
 
