@@ -4,7 +4,7 @@
 #include <cstdlib>
 #include <memory>
 
-#include "acct/agent.h"
+#include "acct/agent/agent.h"
 #include "cli/commands.h"
 
 namespace gpuplane::cli {

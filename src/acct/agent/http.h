@@ -11,7 +11,7 @@
 
 #include "absl/status/status.h"
 #include "acct/accountant.h"
-#include "acct/agent_support.h"
+#include "acct/agent/support.h"
 
 namespace httplib {
 class Server;

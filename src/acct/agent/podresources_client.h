@@ -4,8 +4,8 @@
 // rules as `--podresources-json` (sources.h), through its proto3 JSON form.
 // Each call opens its own gRPC channel and returns values; thread-safe. Errors: Unavailable
 // when the socket does not answer, Internal when its response cannot be converted.
-#ifndef GPUPLANE_ACCT_PODRESOURCES_CLIENT_H_
-#define GPUPLANE_ACCT_PODRESOURCES_CLIENT_H_
+#ifndef GPUPLANE_ACCT_AGENT_PODRESOURCES_CLIENT_H_
+#define GPUPLANE_ACCT_AGENT_PODRESOURCES_CLIENT_H_
 
 #include <map>
 #include <string>
@@ -27,4 +27,4 @@ absl::StatusOr<std::string> ListPodResourcesJson(const std::string& socket_path,
 
 }  // namespace gpuplane::acct
 
-#endif  // GPUPLANE_ACCT_PODRESOURCES_CLIENT_H_
+#endif  // GPUPLANE_ACCT_AGENT_PODRESOURCES_CLIENT_H_

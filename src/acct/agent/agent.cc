@@ -1,16 +1,16 @@
-#include "acct/agent.h"
+#include "acct/agent/agent.h"
 
 #include <chrono>
 #include <fstream>
 #include <thread>
 
 #include "acct/accountant.h"
-#include "acct/agent_http.h"
-#include "acct/agent_support.h"
+#include "acct/agent/http.h"
+#include "acct/agent/support.h"
 #include "acct/genai.h"
 #include "acct/ledger.h"
-#include "acct/podresources_client.h"
-#include "acct/pods_client.h"
+#include "acct/agent/podresources_client.h"
+#include "acct/agent/pods_client.h"
 #include "acct/samplers.h"
 #include "acct/sources.h"
 #include "acct/synthetic.h"

@@ -1,5 +1,5 @@
 // The API server client against an in-process HTTP server serving a PodList.
-#include "acct/pods_client.h"
+#include "acct/agent/pods_client.h"
 
 #include <httplib.h>
 

@@ -1,4 +1,4 @@
-#include "acct/pods_client.h"
+#include "acct/agent/pods_client.h"
 
 #include <httplib.h>
 

@@ -1,4 +1,4 @@
-#include "acct/agent_support.h"
+#include "acct/agent/support.h"
 
 #include <time.h>
 

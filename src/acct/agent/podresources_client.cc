@@ -1,4 +1,4 @@
-#include "acct/podresources_client.h"
+#include "acct/agent/podresources_client.h"
 
 #include <google/protobuf/util/json_util.h>
 #include <grpcpp/grpcpp.h>

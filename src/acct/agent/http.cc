@@ -1,4 +1,4 @@
-#include "acct/agent_http.h"
+#include "acct/agent/http.h"
 
 #include <httplib.h>
 

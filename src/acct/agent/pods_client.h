@@ -4,8 +4,8 @@
 // Each call makes its own HTTP request and returns values; thread-safe. Errors:
 // FailedPrecondition outside a cluster, Unavailable when the server does not answer,
 // InvalidArgument when the answer cannot be read.
-#ifndef GPUPLANE_ACCT_PODS_CLIENT_H_
-#define GPUPLANE_ACCT_PODS_CLIENT_H_
+#ifndef GPUPLANE_ACCT_AGENT_PODS_CLIENT_H_
+#define GPUPLANE_ACCT_AGENT_PODS_CLIENT_H_
 
 #include <string>
 
@@ -29,4 +29,4 @@ absl::StatusOr<PodIndex> ListNodePods(const ApiServer& api, const std::string& n
 
 }  // namespace gpuplane::acct
 
-#endif  // GPUPLANE_ACCT_PODS_CLIENT_H_
+#endif  // GPUPLANE_ACCT_AGENT_PODS_CLIENT_H_

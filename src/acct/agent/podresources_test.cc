@@ -5,7 +5,7 @@
 
 #include <filesystem>
 
-#include "acct/podresources_client.h"
+#include "acct/agent/podresources_client.h"
 #include "gtest/gtest.h"
 #include "podresources.grpc.pb.h"
 #include "util/strings.h"

@@ -8,8 +8,8 @@
 // RunAgent owns everything it starts (sampler, HTTP server, ledger) and stops it before it
 // returns; it runs the sampling loop on the calling thread and serves HTTP from the server's
 // threads, which read the totals under the state's mutex.
-#ifndef GPUPLANE_ACCT_AGENT_H_
-#define GPUPLANE_ACCT_AGENT_H_
+#ifndef GPUPLANE_ACCT_AGENT_AGENT_H_
+#define GPUPLANE_ACCT_AGENT_AGENT_H_
 
 #include <atomic>
 #include <cstdint>
@@ -55,4 +55,4 @@ absl::Status RunAgent(const AgentOptions& options, const std::atomic<bool>& stop
 
 }  // namespace gpuplane::acct
 
-#endif  // GPUPLANE_ACCT_AGENT_H_
+#endif  // GPUPLANE_ACCT_AGENT_AGENT_H_
