@@ -6,11 +6,11 @@
 
 #include "acct/accountant.h"
 #include "acct/agent/http.h"
+#include "acct/agent/podresources_client.h"
+#include "acct/agent/pods_client.h"
 #include "acct/agent/support.h"
 #include "acct/genai.h"
 #include "acct/ledger.h"
-#include "acct/agent/podresources_client.h"
-#include "acct/agent/pods_client.h"
 #include "acct/samplers.h"
 #include "acct/sources.h"
 #include "acct/synthetic.h"
