@@ -14,6 +14,12 @@ constexpr char kSelectorA[] =
 constexpr char kSelectorB[] =
     "device.attributes[\"gpu.nvidia.com\"].productName.lowerAscii().contains(\"h100\") && "
     "device.capacity[\"gpu.nvidia.com\"].memory.compareTo(quantity(\"40Gi\")) >= 0";
+// A constant pattern (compiled with the program) and one only known at evaluation.
+constexpr char kSelectorD[] =
+    "device.attributes[\"gpu.nvidia.com\"].productName.matches(\"^NVIDIA H(100|200)\")";
+constexpr char kSelectorE[] =
+    "device.attributes[\"gpu.nvidia.com\"].productName.matches("
+    "device.attributes[\"gpu.nvidia.com\"].brand.upperAscii())";
 constexpr char kSelectorC[] =
     "device.attributes[\"gpu.nvidia.com\"].driverVersion.isGreaterThan(semver(\"550.0.0\"))";
 
@@ -73,6 +79,10 @@ void BM_EvalSelectorC_DriverVersion(benchmark::State& state) { Evaluate(state, k
 BENCHMARK(BM_EvalSelectorA_DriverAndType);
 BENCHMARK(BM_EvalSelectorB_ProductAndMemory);
 BENCHMARK(BM_EvalSelectorC_DriverVersion);
+void BM_EvalSelectorD_ConstantRegex(benchmark::State& state) { Evaluate(state, kSelectorD); }
+void BM_EvalSelectorE_RegexFromAttribute(benchmark::State& state) { Evaluate(state, kSelectorE); }
+BENCHMARK(BM_EvalSelectorD_ConstantRegex);
+BENCHMARK(BM_EvalSelectorE_RegexFromAttribute);
 
 // Baseline in the same run: building the device value (done once per device, not per
 // evaluation).

@@ -14,6 +14,11 @@ namespace gpuplane::cel {
 
 struct Expr;
 struct LibraryOverload;
+}  // namespace gpuplane::cel
+namespace re2 {
+class RE2;
+}  // namespace re2
+namespace gpuplane::cel {
 using ExprPtr = std::unique_ptr<Expr>;
 
 // Calls resolved at compile time (Program::Compile's planning pass) so evaluation does not
@@ -55,8 +60,10 @@ struct Expr {
   int32_t path_cost = 0;                             // kPath: cost of the nodes it replaces
   CallOp op = CallOp::kGeneric;                      // kCall, set by the planner
   const LibraryOverload* library = nullptr;          // kCall: resolved library function, if any
-  bool test_only = false;                            // kSelect inside has()
-  bool optional_select = false;                      // kSelect written `.?field`
+  // kCall of matches/find/findAll whose pattern is a constant: compiled by the planner.
+  std::shared_ptr<const re2::RE2> regex;
+  bool test_only = false;        // kSelect inside has()
+  bool optional_select = false;  // kSelect written `.?field`
 
   // kComprehension (macro expansion)
   Macro macro = Macro::kNone;

@@ -5,7 +5,6 @@
 #include <cstdlib>
 #include <map>
 #include <memory>
-#include <mutex>
 
 #include "cel/library.h"
 #include "re2/re2.h"
@@ -352,9 +351,8 @@ Value Matches(const Value& s, const Value& pattern) {
   if (s.kind() != Kind::kString || pattern.kind() != Kind::kString) {
     return NoOverload("matches", {s, pattern});
   }
-  std::shared_ptr<const re2::RE2> re = CachedRegex(pattern.str());
-  if (!re->ok()) return Value::Error("invalid regular expression: " + re->error());
-  return Value::Bool(re2::RE2::PartialMatch(s.str(), *re));
+  const Value args[] = {s, pattern};
+  return MatchesWith(*RuntimeRegex(pattern.str()), args);
 }
 
 Value Size(const Value& v) {
@@ -396,18 +394,34 @@ Value StringPredicate(std::string_view name, const Value& s, const Value& arg) {
 
 }  // namespace
 
-// Compiled regular expressions are cached: selectors reuse a handful of patterns.
-std::shared_ptr<const re2::RE2> CachedRegex(const std::string& pattern) {
-  static std::mutex mu;
-  static auto* cache = new std::map<std::string, std::shared_ptr<const re2::RE2>>();
-  std::lock_guard<std::mutex> lock(mu);
-  auto it = cache->find(pattern);
-  if (it != cache->end()) return it->second;
+std::shared_ptr<const re2::RE2> CompileRegex(const std::string& pattern) {
   re2::RE2::Options opts;
   opts.set_log_errors(false);
-  auto re = std::make_shared<const re2::RE2>(pattern, opts);
-  if (cache->size() < 1000) (*cache)[pattern] = re;
+  return std::make_shared<const re2::RE2>(pattern, opts);
+}
+
+std::shared_ptr<const re2::RE2> RuntimeRegex(const std::string& pattern) {
+  constexpr size_t kKept = 16;
+  thread_local std::vector<std::shared_ptr<const re2::RE2>> recent;  // most recent last
+  for (size_t i = recent.size(); i-- > 0;) {
+    if (recent[i]->pattern() != pattern) continue;
+    std::shared_ptr<const re2::RE2> re = recent[i];
+    recent.erase(recent.begin() + static_cast<std::ptrdiff_t>(i));
+    recent.push_back(re);
+    return re;
+  }
+  std::shared_ptr<const re2::RE2> re = CompileRegex(pattern);
+  if (recent.size() == kKept) recent.erase(recent.begin());
+  recent.push_back(re);
   return re;
+}
+
+Value MatchesWith(const re2::RE2& re, std::span<const Value> args) {
+  if (args.size() != 2 || args[0].kind() != Kind::kString || args[1].kind() != Kind::kString) {
+    return NoOverload("matches", args);
+  }
+  if (!re.ok()) return Value::Error("invalid regular expression: " + re.error());
+  return Value::Bool(re2::RE2::PartialMatch(args[0].str(), re));
 }
 
 Value NoOverload(std::string_view name, std::initializer_list<Value> args) {

@@ -38,9 +38,17 @@ const Value* TypeDenotation(std::string_view name);
 
 Value NoOverload(std::string_view name, std::span<const Value> args);
 
-// Compiled RE2 for `pattern` (check ok()), cached: selectors reuse a handful of patterns.
-// Thread-safe.
-std::shared_ptr<const re2::RE2> CachedRegex(const std::string& pattern);
+// A compiled RE2 for `pattern` (check ok()). Patterns that are constants in a program are
+// compiled once, when it is planned (Expr::regex).
+std::shared_ptr<const re2::RE2> CompileRegex(const std::string& pattern);
+// The same for patterns known only at evaluation: the last few each thread compiled are
+// reused (a per-thread cache: no lock, no state shared between threads).
+std::shared_ptr<const re2::RE2> RuntimeRegex(const std::string& pattern);
+// s.matches(pattern) and matches(s, pattern) with the pattern compiled: `args` are the
+// string and the pattern (for type checks and errors).
+Value MatchesWith(const re2::RE2& re, std::span<const Value> args);
+// s.find(pattern) / s.findAll(pattern[, limit]) with the pattern compiled.
+Value FindWith(const re2::RE2& re, std::span<const Value> args, bool all);
 Value NoOverload(std::string_view name, std::initializer_list<Value> args);
 
 }  // namespace gpuplane::cel

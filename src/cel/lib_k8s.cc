@@ -66,13 +66,14 @@ Value Or(std::span<const Value> a) {
 
 // ---- regex ----
 
-Value Find(std::span<const Value> a, bool all) {
+}  // namespace
+
+Value FindWith(const re2::RE2& re, std::span<const Value> a, bool all) {
   const char* name = all ? "findAll" : "find";
-  if (!IsStr(a[0]) || !IsStr(a[1]) || (a.size() == 3 && a[2].kind() != Kind::kInt)) {
+  if (a.size() < 2 || !IsStr(a[0]) || !IsStr(a[1]) ||
+      (a.size() == 3 && a[2].kind() != Kind::kInt)) {
     return ArgError(name, a);
   }
-  std::shared_ptr<const re2::RE2> compiled = CachedRegex(a[1].str());
-  const re2::RE2& re = *compiled;
   if (!re.ok()) return Value::Error("invalid regular expression: " + re.error());
   int64_t limit = a.size() == 3 ? a[2].int_value() : -1;
   re2::StringPiece input(a[0].str());
@@ -88,6 +89,13 @@ Value Find(std::span<const Value> a, bool all) {
   }
   if (!all) return found.empty() ? Value::String("") : found[0];
   return Value::List(std::move(found));
+}
+
+namespace {
+
+Value Find(std::span<const Value> a, bool all) {
+  if (!IsStr(a[1])) return ArgError(all ? "findAll" : "find", a);
+  return FindWith(*RuntimeRegex(a[1].str()), a, all);
 }
 Value FindOne(std::span<const Value> a) { return Find(a, false); }
 Value FindAll(std::span<const Value> a) { return Find(a, true); }

@@ -162,6 +162,37 @@ TEST(LibraryTest, Regex) {
   });
 }
 
+// A constant pattern is compiled once, when the program is planned: a bad one fails the
+// compile, naming where it is; a pattern that is only known at evaluation stays an error value.
+TEST(LibraryTest, ConstantRegexesCompileWithTheProgram) {
+  absl::StatusOr<Program> bad = Program::Compile("'x'.matches('(')", {});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("invalid regular expression"), std::string::npos);
+  EXPECT_NE(bad.status().message().find("^"), std::string::npos) << bad.status().message();
+  EXPECT_FALSE(Program::Compile("'x'.findAll('[', 2)", {}).ok());
+  EXPECT_FALSE(Program::Compile("matches('x', '(')", {}).ok());
+
+  absl::StatusOr<Program> dynamic = Program::Compile("'x'.matches(p)", CompileOptions{{"p"}});
+  ASSERT_TRUE(dynamic.ok()) << dynamic.status();
+  MapActivation act;
+  act.Bind("p", Value::String("("));
+  Value v = dynamic->Evaluate(act);
+  ASSERT_TRUE(v.is_error());
+  EXPECT_NE(v.str().find("invalid regular expression"), std::string::npos);
+  MapActivation good;
+  good.Bind("p", Value::String("^x$"));
+  EXPECT_TRUE(dynamic->Evaluate(good).bool_value());
+  // The compiled pattern is used on every evaluation.
+  absl::StatusOr<Program> constant =
+      Program::Compile("s.matches('^[a-c]+$')", CompileOptions{{"s"}});
+  ASSERT_TRUE(constant.ok());
+  for (const char* s : {"abc", "abd"}) {
+    MapActivation one;
+    one.Bind("s", Value::String(s));
+    EXPECT_EQ(constant->Evaluate(one).bool_value(), std::string(s) == "abc");
+  }
+}
+
 TEST(LibraryTest, Quantity) {
   RunAll({
       {"quantity('1.5Gi').compareTo(quantity('1536Mi')) == 0", "true"},

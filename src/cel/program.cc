@@ -210,6 +210,10 @@ class Evaluator {
     for (const Value& a : args) cost_ += ScanCost(a);
     if (cost_ > limit_) return CostExceeded(out);
     std::span<const Value> span(args.data(), args.size());
+    if (e.regex) {  // a constant pattern, compiled when the program was planned
+      return Set(out, e.name == "matches" ? MatchesWith(*e.regex, span)
+                                          : FindWith(*e.regex, span, e.name == "findAll"));
+    }
     if (e.library != nullptr) return Set(out, e.library->fn(span));
     return Set(
         out,
@@ -512,20 +516,49 @@ void MakePath(Expr& e) {
   e.target = std::move(original);
 }
 
-// Resolves every call once (operators to CallOp, library functions to their overload) and
-// evaluates calls, lists and maps whose operands are all constants, so selectors like
-// `... >= quantity("40Gi")` do not re-parse their constants on every evaluation. Calls whose
-// constant evaluation is an error are left for run time, where the error belongs.
-void Plan(Expr& e) {
-  if (e.target) Plan(*e.target);
-  for (ExprPtr& a : e.args) Plan(*a);
-  for (auto& [k, v] : e.entries) {
-    Plan(*k);
-    Plan(*v);
+// The pattern argument of a matches/find/findAll call, or null for other calls.
+const Expr* PatternOf(const Expr& e) {
+  if (e.kind != Expr::Kind::kCall) return nullptr;
+  const bool receiver = e.target != nullptr;
+  if (e.name == "matches") {
+    if (receiver && e.args.size() == 1) return e.args[0].get();
+    if (!receiver && e.args.size() == 2) return e.args[1].get();
   }
-  if (e.iter_range) Plan(*e.iter_range);
-  if (e.predicate) Plan(*e.predicate);
-  if (e.transform) Plan(*e.transform);
+  if ((e.name == "find" || e.name == "findAll") && receiver && !e.args.empty()) {
+    return e.args[0].get();
+  }
+  return nullptr;
+}
+
+// Compiles a constant regular expression once; a bad one is the program's compile error.
+void PlanRegex(Expr& e, std::string_view source, std::string& problem) {
+  const Expr* pattern = PatternOf(e);
+  if (pattern == nullptr || pattern->kind != Expr::Kind::kConst ||
+      pattern->value.kind() != Kind::kString) {
+    return;
+  }
+  e.regex = CompileRegex(pattern->value.str());
+  if (!e.regex->ok() && problem.empty()) {
+    problem = FormatIssue(source, pattern->pos, "invalid regular expression: " + e.regex->error());
+  }
+}
+
+// Resolves every call once (operators to CallOp, library functions to their overload,
+// constant regular expressions compiled) and evaluates calls, lists and maps whose operands
+// are all constants, so selectors like `... >= quantity("40Gi")` do not re-parse their
+// constants on every evaluation. Calls whose constant evaluation is an error are left for run
+// time, where the error belongs. The first bad constant pattern goes to `problem`.
+void Plan(Expr& e, std::string_view source, std::string& problem) {
+  if (e.target) Plan(*e.target, source, problem);
+  for (ExprPtr& a : e.args) Plan(*a, source, problem);
+  for (auto& [k, v] : e.entries) {
+    Plan(*k, source, problem);
+    Plan(*v, source, problem);
+  }
+  if (e.iter_range) Plan(*e.iter_range, source, problem);
+  if (e.predicate) Plan(*e.predicate, source, problem);
+  if (e.transform) Plan(*e.transform, source, problem);
+  PlanRegex(e, source, problem);
   if (e.kind == Expr::Kind::kCall) {
     static const std::pair<std::string_view, CallOp> kOps[] = {
         {"_&&_", CallOp::kAnd},   {"_||_", CallOp::kOr},        {"_?_:_", CallOp::kCond},
@@ -577,7 +610,9 @@ absl::StatusOr<Program> Program::Compile(std::string_view source, const CompileO
     absl::Status s = Check(**ast, source, CheckOptions{options.variables, options.dra_device});
     if (!s.ok()) return s;
   }
-  Plan(**ast);
+  std::string problem;
+  Plan(**ast, source, problem);
+  if (!problem.empty()) return absl::InvalidArgumentError(problem);
   return Program(std::shared_ptr<const Expr>(std::move(*ast)),
                  std::make_shared<const std::string>(source));
 }
