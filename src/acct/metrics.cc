@@ -38,13 +38,16 @@ std::string EscapeLabel(const std::string& value) {
 
 namespace {
 
-struct PodMetric {
+// One metric family over rows of T: its name, type, help and value of a row.
+template <class T>
+struct Metric {
   const char* name;
   const char* type;
   const char* help;
-  double (*value)(const PodUsage&);
+  double (*value)(const T&);
 };
-constexpr PodMetric kPodMetrics[] = {
+
+constexpr Metric<PodUsage> kPodMetrics[] = {
     {"gpuplane_pod_gpu_sm_seconds_total", "counter",
      "GPU-seconds of SM time attributed to the container",
      [](const PodUsage& p) { return p.sm_seconds; }},
@@ -58,64 +61,19 @@ constexpr PodMetric kPodMetrics[] = {
      [](const PodUsage& p) { return static_cast<double>(p.cost_nano) / 1e9; }},
 };
 
-struct DeviceMetric {
-  const char* name;
-  const char* help;
-  double (*value)(const DeviceUsage&);
-};
-constexpr DeviceMetric kDeviceMetrics[] = {
-    {"gpuplane_gpu_busy_seconds_total", "Seconds the GPU had a kernel running",
+constexpr Metric<DeviceUsage> kDeviceMetrics[] = {
+    {"gpuplane_gpu_busy_seconds_total", "counter", "Seconds the GPU had a kernel running",
      [](const DeviceUsage& d) { return d.busy_seconds; }},
-    {"gpuplane_gpu_unattributed_sm_seconds_total", "Busy GPU time that no process sample explains",
+    {"gpuplane_gpu_unattributed_sm_seconds_total", "counter",
+     "Busy GPU time that no process sample explains",
      [](const DeviceUsage& d) { return d.unattributed_sm_seconds; }},
-    {"gpuplane_gpu_cost_dollars_total", "Cost of the GPU, in dollars",
+    {"gpuplane_gpu_cost_dollars_total", "counter", "Cost of the GPU, in dollars",
      [](const DeviceUsage& d) { return static_cast<double>(d.cost_nano) / 1e9; }},
-    {"gpuplane_gpu_idle_cost_dollars_total", "Cost of the GPU no container was charged",
+    {"gpuplane_gpu_idle_cost_dollars_total", "counter", "Cost of the GPU no container was charged",
      [](const DeviceUsage& d) { return static_cast<double>(d.idle_cost_nano) / 1e9; }},
 };
 
-void PodMetrics(const Attribution& t, std::string& out) {
-  std::map<std::string, std::string> model_of;
-  for (const DeviceUsage& d : t.devices) model_of[d.gpu_uuid] = d.model;
-  std::vector<std::string> labels;
-  labels.reserve(t.pods.size());
-  for (const PodUsage& p : t.pods) {
-    std::string& l = labels.emplace_back();
-    util::Append(l, "{namespace=\"", EscapeLabel(p.who.namespace_name), "\",pod=\"",
-                 EscapeLabel(p.who.pod), "\",container=\"", EscapeLabel(p.who.container),
-                 "\",gpu_uuid=\"", EscapeLabel(p.gpu_uuid), "\",mig_instance=\"",
-                 EscapeLabel(p.mig_instance), "\",model=\"", EscapeLabel(model_of[p.gpu_uuid]),
-                 "\"} ");
-  }
-  for (const PodMetric& m : kPodMetrics) {
-    Header(out, m.name, m.type, m.help);
-    for (size_t i = 0; i < t.pods.size(); ++i) {
-      util::Append(out, m.name, labels[i]);
-      Number(out, m.value(t.pods[i]));
-      out += '\n';
-    }
-  }
-}
-
-void DeviceMetrics(const Attribution& t, std::string& out) {
-  for (const DeviceMetric& m : kDeviceMetrics) {
-    Header(out, m.name, "counter", m.help);
-    for (const DeviceUsage& d : t.devices) {
-      util::Append(out, m.name, "{gpu_uuid=\"", EscapeLabel(d.gpu_uuid), "\",model=\"",
-                   EscapeLabel(d.model), "\"} ");
-      Number(out, m.value(d));
-      out += '\n';
-    }
-  }
-}
-
-struct UnallocatedMetric {
-  const char* name;
-  const char* type;
-  const char* help;
-  double (*value)(const UnallocatedUse&);
-};
-constexpr UnallocatedMetric kUnallocatedMetrics[] = {
+constexpr Metric<UnallocatedUse> kUnallocatedMetrics[] = {
     {"gpuplane_unallocated_use_sm_seconds_total", "counter",
      "GPU-seconds of SM time a container used on a device it was not allocated",
      [](const UnallocatedUse& u) { return u.sm_seconds; }},
@@ -127,17 +85,54 @@ constexpr UnallocatedMetric kUnallocatedMetrics[] = {
      [](const UnallocatedUse& u) { return static_cast<double>(u.max_memory_bytes); }},
 };
 
-void UnallocatedMetrics(const Attribution& t, std::string& out) {
-  for (const UnallocatedMetric& m : kUnallocatedMetrics) {
+// Every family of `metrics`, one line per row with that row's label set ("{...} ").
+template <class T, size_t N>
+void Families(const Metric<T> (&metrics)[N], const std::vector<T>& rows,
+              const std::vector<std::string>& labels, std::string& out) {
+  for (const Metric<T>& m : metrics) {
     Header(out, m.name, m.type, m.help);
-    for (const UnallocatedUse& u : t.unallocated) {
-      util::Append(out, m.name, "{namespace=\"", EscapeLabel(u.who.namespace_name), "\",pod=\"",
-                   EscapeLabel(u.who.pod), "\",container=\"", EscapeLabel(u.who.container),
-                   "\",device=\"", EscapeLabel(u.device), "\"} ");
-      Number(out, m.value(u));
+    for (size_t i = 0; i < rows.size(); ++i) {
+      util::Append(out, m.name, labels[i]);
+      Number(out, m.value(rows[i]));
       out += '\n';
     }
   }
+}
+
+void PodMetrics(const Attribution& t, std::string& out) {
+  std::map<std::string, std::string> model_of;
+  for (const DeviceUsage& d : t.devices) model_of[d.gpu_uuid] = d.model;
+  std::vector<std::string> labels;
+  labels.reserve(t.pods.size());
+  for (const PodUsage& p : t.pods) {
+    util::Append(labels.emplace_back(), "{namespace=\"", EscapeLabel(p.who.namespace_name),
+                 "\",pod=\"", EscapeLabel(p.who.pod), "\",container=\"",
+                 EscapeLabel(p.who.container), "\",gpu_uuid=\"", EscapeLabel(p.gpu_uuid),
+                 "\",mig_instance=\"", EscapeLabel(p.mig_instance), "\",model=\"",
+                 EscapeLabel(model_of[p.gpu_uuid]), "\"} ");
+  }
+  Families(kPodMetrics, t.pods, labels, out);
+}
+
+void DeviceMetrics(const Attribution& t, std::string& out) {
+  std::vector<std::string> labels;
+  labels.reserve(t.devices.size());
+  for (const DeviceUsage& d : t.devices) {
+    util::Append(labels.emplace_back(), "{gpu_uuid=\"", EscapeLabel(d.gpu_uuid), "\",model=\"",
+                 EscapeLabel(d.model), "\"} ");
+  }
+  Families(kDeviceMetrics, t.devices, labels, out);
+}
+
+void UnallocatedMetrics(const Attribution& t, std::string& out) {
+  std::vector<std::string> labels;
+  labels.reserve(t.unallocated.size());
+  for (const UnallocatedUse& u : t.unallocated) {
+    util::Append(labels.emplace_back(), "{namespace=\"", EscapeLabel(u.who.namespace_name),
+                 "\",pod=\"", EscapeLabel(u.who.pod), "\",container=\"",
+                 EscapeLabel(u.who.container), "\",device=\"", EscapeLabel(u.device), "\"} ");
+  }
+  Families(kUnallocatedMetrics, t.unallocated, labels, out);
 }
 
 }  // namespace
