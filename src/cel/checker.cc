@@ -11,23 +11,27 @@
 namespace gpuplane::cel {
 namespace {
 
+// A static type's kind: the runtime value kinds (the same numbers as cel::Kind, so a constant's
+// type is its value's kind), plus dyn (known only at run time) and the DRA device map.
 enum class T : uint8_t {
+  kNull = static_cast<uint8_t>(Kind::kNull),
+  kBool = static_cast<uint8_t>(Kind::kBool),
+  kInt = static_cast<uint8_t>(Kind::kInt),
+  kUint = static_cast<uint8_t>(Kind::kUint),
+  kDouble = static_cast<uint8_t>(Kind::kDouble),
+  kString = static_cast<uint8_t>(Kind::kString),
+  kBytes = static_cast<uint8_t>(Kind::kBytes),
+  kList = static_cast<uint8_t>(Kind::kList),
+  kMap = static_cast<uint8_t>(Kind::kMap),
+  kType = static_cast<uint8_t>(Kind::kType),
+  kOptional = static_cast<uint8_t>(Kind::kOptional),
+  kQuantity = static_cast<uint8_t>(Kind::kQuantity),
+  kSemver = static_cast<uint8_t>(Kind::kSemver),
   kDyn,
-  kNull,
-  kBool,
-  kInt,
-  kUint,
-  kDouble,
-  kString,
-  kBytes,
-  kList,
-  kMap,
-  kType,
-  kOptional,
-  kQuantity,
-  kSemver,
-  kDevice
+  kDevice,
 };
+static_assert(static_cast<uint8_t>(T::kDyn) > static_cast<uint8_t>(Kind::kSemver),
+              "T extends Kind");
 
 // A static type: kind plus element types for lists (elem), maps (key, elem) and optionals.
 struct Type {
@@ -457,35 +461,11 @@ class Checker {
                                  types, ")'"));
   }
 
-  Type Literal(const Expr& e) {
-    switch (e.value.kind()) {
-      case Kind::kNull:
-        return Of(T::kNull);
-      case Kind::kBool:
-        return Of(T::kBool);
-      case Kind::kInt:
-        return Of(T::kInt);
-      case Kind::kUint:
-        return Of(T::kUint);
-      case Kind::kDouble:
-        return Of(T::kDouble);
-      case Kind::kString:
-        return Of(T::kString);
-      case Kind::kBytes:
-        return Of(T::kBytes);
-      case Kind::kList:
-        return Of(T::kList);
-      case Kind::kMap:
-        return Of(T::kMap);
-      case Kind::kType:
-        return Of(T::kType);
-      case Kind::kQuantity:
-        return Of(T::kQuantity);
-      case Kind::kSemver:
-        return Of(T::kSemver);
-      default:
-        return Of(T::kDyn);
-    }
+  // A constant's type is its value's kind (errors and optionals: dyn, as before checking).
+  static Type Literal(const Expr& e) {
+    const Kind k = e.value.kind();
+    if (k == Kind::kError || k == Kind::kOptional) return Of(T::kDyn);
+    return Of(static_cast<T>(k));
   }
 
   // Element type of a homogeneous literal, else dyn.
