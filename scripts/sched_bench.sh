@@ -25,8 +25,8 @@ python3 $T gangs 64 8 "$WORK/gangs.yaml"
 python3 $T pods 10000 "$WORK/pods10000.yaml"
 
 # median FIELD... -- COMMAND: runs COMMAND RUNS times, prints the median of each JSON field, a
-# path into the last line of stdout (summary.seconds) or of stderr (`schedule` writes its
-# timings there: timings.decision_seconds.p99).
+# path into the last line of stdout or into the timings line the CLI writes to stderr
+# (timings.seconds, timings.decision_seconds.p99).
 median() {
   local fields=()
   while [[ $1 != -- ]]; do fields+=("$1"); shift; done
@@ -52,9 +52,9 @@ print(" ".join(f"{f}={statistics.median(get(r, f) for r in rows):.6g}" for f in 
 ' "${fields[@]}"
 }
 
-echo "(a) allocate 4,000 claims, 500 nodes:  $(median summary.seconds -- "$BIN" allocate --objects "$WORK/c500" --claims "$WORK/claims4000.yaml" -o json)"
-echo "(b) allocate 40,000 claims, 5,000 nodes: $(median summary.seconds -- "$BIN" allocate --objects "$WORK/c5000" --claims "$WORK/claims40000.yaml" -o json)"
-echo "(c) unsatisfiable 8-GPU claim, 1,000 nodes (allocate): $(median summary.seconds -- "$BIN" allocate --objects "$WORK/c1000" "$WORK/busy1000.yaml" --claims "$WORK/eight.yaml" -o json)"
+echo "(a) allocate 4,000 claims, 500 nodes:  $(median timings.seconds -- "$BIN" allocate --objects "$WORK/c500" --claims "$WORK/claims4000.yaml" -o json)"
+echo "(b) allocate 40,000 claims, 5,000 nodes: $(median timings.seconds -- "$BIN" allocate --objects "$WORK/c5000" --claims "$WORK/claims40000.yaml" -o json)"
+echo "(c) unsatisfiable 8-GPU claim, 1,000 nodes (allocate): $(median timings.seconds -- "$BIN" allocate --objects "$WORK/c1000" "$WORK/busy1000.yaml" --claims "$WORK/eight.yaml" -o json)"
 cat >"$WORK/eightpod.yaml" <<'YAML'
 apiVersion: v1
 kind: Pod
@@ -64,6 +64,6 @@ spec:
   containers: [{name: c}]
 YAML
 cat "$WORK/eight.yaml" >>"$WORK/eightpod.yaml"
-echo "(c) unsatisfiable 8-GPU claim, 1,000 nodes (schedule): $(median summary.seconds timings.snapshot_seconds timings.decision_seconds.max -- "$BIN" schedule --objects "$WORK/c1000" "$WORK/busy1000.yaml" --workload "$WORK/eightpod.yaml" -o json)"
-echo "(d) 64 gangs x 8 pods, NVLink domain required, 1,000 nodes: $(median summary.seconds timings.snapshot_seconds timings.decision_seconds.p50 timings.decision_seconds.max -- "$BIN" schedule --objects "$WORK/c1000" --workload "$WORK/gangs.yaml" -o json)"
-echo "(e) 10,000 pods, 5,000 nodes: $(median summary.seconds timings.snapshot_seconds timings.decision_seconds.p50 timings.decision_seconds.p99 timings.decision_seconds.max -- "$BIN" schedule --objects "$WORK/c5000" --workload "$WORK/pods10000.yaml" -o json)"
+echo "(c) unsatisfiable 8-GPU claim, 1,000 nodes (schedule): $(median timings.seconds timings.snapshot_seconds timings.decision_seconds.max -- "$BIN" schedule --objects "$WORK/c1000" "$WORK/busy1000.yaml" --workload "$WORK/eightpod.yaml" -o json)"
+echo "(d) 64 gangs x 8 pods, NVLink domain required, 1,000 nodes: $(median timings.seconds timings.snapshot_seconds timings.decision_seconds.p50 timings.decision_seconds.max -- "$BIN" schedule --objects "$WORK/c1000" --workload "$WORK/gangs.yaml" -o json)"
+echo "(e) 10,000 pods, 5,000 nodes: $(median timings.seconds timings.snapshot_seconds timings.decision_seconds.p50 timings.decision_seconds.p99 timings.decision_seconds.max -- "$BIN" schedule --objects "$WORK/c5000" --workload "$WORK/pods10000.yaml" -o json)"

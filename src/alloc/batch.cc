@@ -1,7 +1,6 @@
 #include "alloc/batch.h"
 
 #include <algorithm>
-#include <chrono>
 #include <map>
 #include <memory>
 #include <optional>
@@ -290,7 +289,6 @@ absl::StatusOr<BatchResult> AllocateInOrder(std::vector<api::SourcedObject> clus
                                             const std::vector<api::SourcedObject>& work,
                                             const std::optional<std::string>& node,
                                             Verification verification) {
-  auto start = std::chrono::steady_clock::now();
   InOrder run(cluster, node, verification);
   if (absl::Status s = run.Nodes(node); !s.ok()) return s;
   absl::StatusOr<std::vector<AllocationUnit>> units = AllocationUnits(work);
@@ -298,9 +296,7 @@ absl::StatusOr<BatchResult> AllocateInOrder(std::vector<api::SourcedObject> clus
   for (AllocationUnit& u : *units) {
     if (absl::Status s = run.Allocate(u); !s.ok()) return s;
   }
-  BatchResult& out = run.result();
-  out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  return std::move(out);
+  return std::move(run.result());
 }
 
 }  // namespace gpuplane::alloc

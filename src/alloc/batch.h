@@ -42,7 +42,6 @@ struct ClaimOutcome {
 struct BatchResult {
   std::vector<ClaimOutcome> claims;
   std::vector<std::string> warnings;  // inventory problems, unknown allocated devices
-  double seconds = 0;
 };
 
 // `cluster`: DeviceClasses, ResourceSlices, Nodes and allocated ResourceClaims (taken by value:

@@ -10,7 +10,9 @@
 #include "api/loader.h"
 #include "api/writer.h"
 #include "cli/commands.h"
+#include "cli/timings.h"
 #include "nlohmann/json.hpp"
+#include "util/clock.h"
 #include "util/strings.h"
 
 namespace gpuplane::cli {
@@ -54,10 +56,12 @@ int RunAllocate(const AllocateOptions& opt) {
   if (!work.ok()) return Fail("allocate", work.status());
   // Invalid objects leave nothing to allocate against: usage (2), as for unreadable paths.
   if (PrintLoadErrors(*objects) || PrintLoadErrors(*work)) return kExitUsage;
+  util::Stopwatch watch;
   absl::StatusOr<alloc::BatchResult> batch = alloc::AllocateInOrder(
       std::move(objects->objects), work->objects,
       opt.node.empty() ? std::nullopt : std::optional<std::string>(opt.node));
   if (!batch.ok()) return Fail("allocate", batch.status());
+  const double seconds = watch.Elapsed();
   for (const std::string& w : batch->warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
   size_t allocated = 0;
   std::string yaml;
@@ -80,16 +84,14 @@ int RunAllocate(const AllocateOptions& opt) {
     }
   }
   if (opt.output == "json") {
-    nlohmann::ordered_json summary = {{"summary",
-                                       {{"claims", batch->claims.size()},
-                                        {"allocated", allocated},
-                                        {"seconds", batch->seconds}}}};
+    nlohmann::ordered_json summary = {
+        {"summary", {{"claims", batch->claims.size()}, {"allocated", allocated}}}};
     std::printf("%s\n", summary.dump().c_str());
   } else {
     std::fputs(yaml.c_str(), stdout);
-    std::fprintf(stderr, "%zu of %zu claims allocated in %.3f s\n", allocated, batch->claims.size(),
-                 batch->seconds);
+    std::fprintf(stderr, "%zu of %zu claims allocated\n", allocated, batch->claims.size());
   }
+  PrintTimings(opt.output == "json", {{"seconds", seconds}});
   return allocated == batch->claims.size() ? kExitOk : kExitProblems;
 }
 

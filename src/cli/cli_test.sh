@@ -73,7 +73,7 @@ expect_exit 0 "allocate gang" -- "$BIN" allocate --objects examples/cluster --cl
 expect_exit 1 "allocate on a node that cannot fit" -- "$BIN" allocate --objects examples/cluster --claims examples/workloads/h100-or-better-40gi.yaml --node t4-0 -o json
 expect_output '"allocated":false,"reasons":\[.*4 by the request selectors' "allocate reasons" -- \
   "$BIN" allocate --objects examples/cluster --claims examples/workloads/h100-or-better-40gi.yaml --node t4-0 -o json
-expect_output '^\{"summary":\{"claims":1,"allocated":1,' "allocate summary" -- "$BIN" allocate --objects examples/cluster --claims examples/workloads/small-mig-else-medium-else-full.yaml -o json
+expect_output '^\{"summary":\{"claims":1,"allocated":1\}\}$' "allocate summary" -- "$BIN" allocate --objects examples/cluster --claims examples/workloads/small-mig-else-medium-else-full.yaml -o json
 expect_output 'request: gpu/small' "allocate yaml status" -- "$BIN" allocate --objects examples/cluster --claims examples/workloads/small-mig-else-medium-else-full.yaml --node a100-80gb-mig-0
 expect_exit 2 "allocate unknown node" -- "$BIN" allocate --objects examples/cluster --claims examples/workloads/h100-or-better-40gi.yaml --node nope
 expect_exit 2 "allocate missing template" -- "$BIN" allocate --objects examples/cluster --claims examples/workloads/training-gang.yaml
@@ -83,7 +83,7 @@ expect_exit 2 "allocate missing template" -- "$BIN" allocate --objects examples/
 S=testdata/sched
 expect_output '^\{"pod":"training/llama-finetune-worker-0","gang":"training/llama-finetune","status":"Scheduled","node":"h100-0","claims":\[\{"name":"training/llama-finetune-worker-0-gpus","results":\[\{"request":"gpus","driver":"gpu.nvidia.com","pool":"h100-0","device":"gpu-0"\}' \
   "schedule json: a gang member" -- "$BIN" schedule --objects examples/cluster --workload examples/workloads -o json
-expect_output '^\{"summary":\{"pods":2,"scheduled":2,"gangs":1,"gangs_scheduled":1,"seconds":' \
+expect_output '^\{"summary":\{"pods":2,"scheduled":2,"gangs":1,"gangs_scheduled":1\}\}$' \
   "schedule json summary" -- "$BIN" schedule --objects examples/cluster --workload examples/workloads -o json
 expect_exit 0 "schedule: all scheduled" -- "$BIN" schedule --objects examples/cluster --workload examples/workloads
 expect_exit 1 "schedule: some pods pending" -- "$BIN" schedule --objects $S/status-too-few-free-is-unschedulable.yaml \
@@ -131,12 +131,18 @@ expect_exit 1 "claims replay: --strict stops on problems" -- \
 expect_exit 2 "claims replay needs a DRA cluster" -- \
   "$BIN" simulate --mode replay --nodes testdata/sim/nodes.csv --workload $C/workload.yaml
 tmp=$(mktemp -d)
-expect_exit 0 "default scenario" -- "$BIN" simulate --no-timing
+expect_exit 0 "default scenario" -- "$BIN" simulate
 expect_output "OOM failures +[1-9][0-9]* +0$" "default scenario: OOM only with integer GPUs" -- "$BIN" simulate
-"$BIN" simulate --no-timing -o json >"$tmp/a.json" 2>/dev/null
-"$BIN" simulate --no-timing -o json >"$tmp/b.json" 2>/dev/null
+"$BIN" simulate -o json >"$tmp/a.json" 2>/dev/null
+"$BIN" simulate -o json >"$tmp/b.json" 2>/dev/null
 expect_exit 0 "default scenario is byte-for-byte deterministic" -- cmp "$tmp/a.json" "$tmp/b.json"
 expect_output '^\{"scenario":".*","results":\[\{"mode":"k8s"' "default scenario JSON" -- cat "$tmp/a.json"
+# The CLI times each run (the engines do not): one timings line on stderr, never in stdout.
+expect_output '^\{"timings":\{"seconds":[0-9.e-]+\}\}$' "simulate json: timings on stderr" -- \
+  bash -c "'$BIN' simulate -o json 2>&1 >/dev/null | tail -1"
+expect_output '^took [0-9.e-]+ s$' "simulate text: time on stderr" -- bash -c "'$BIN' simulate 2>&1 >/dev/null | tail -1"
+expect_output '^\{"timings":\{"seconds":[0-9.e-]+,"snapshot_seconds":[0-9.e-]+,"decision_seconds":\{"p50":' \
+  "schedule json: timings on stderr" -- bash -c "'$BIN' schedule --objects examples/cluster --workload examples/workloads -o json 2>&1 >/dev/null"
 expect_output '^\{"runs":\[\{"policy":"bestfit","seed":1,"trace":"pods.csv","alloc_ratio":\{"0":' \
   "fill JSON shape" -- "$BIN" simulate --nodes testdata/sim/nodes.csv --pods testdata/sim/pods.csv \
   --seeds 1-2 --policy bestfit,fgd -o json
@@ -144,9 +150,9 @@ expect_output '"summary":\[\{"policy":"bestfit","trace":"pods.csv","alloc_ratio_
   "fill JSON summary" -- "$BIN" simulate --nodes testdata/sim/nodes.csv --pods testdata/sim/pods.csv \
   --seeds 1-2 --policy bestfit,fgd -o json
 "$BIN" simulate --nodes testdata/sim/nodes.csv --pods testdata/sim/pods.csv --policy random,gpuplane \
-  --no-timing -o json >"$tmp/f1.json" 2>/dev/null
+  -o json >"$tmp/f1.json" 2>/dev/null
 "$BIN" simulate --nodes testdata/sim/nodes.csv --pods testdata/sim/pods.csv --policy random,gpuplane \
-  --no-timing -o json -j 1 >"$tmp/f2.json" 2>/dev/null
+  -o json -j 1 >"$tmp/f2.json" 2>/dev/null
 expect_exit 0 "fill runs are deterministic, whatever the parallelism" -- cmp "$tmp/f1.json" "$tmp/f2.json"
 expect_output "pods-malformed.csv:5: pod nine-gpus dropped: it asks for 9 GPUs, but no node has more than 8" \
   "impossible requests are reported with file and line" -- "$BIN" simulate --nodes testdata/sim/nodes.csv \
@@ -231,7 +237,7 @@ expect_exit 2 "simulate: missing claims workload" -- "$BIN" simulate --mode repl
   --generate h100=1 --workload testdata/sim/claims/none.yaml
 expect_exit 2 "simulate: missing cluster objects" -- "$BIN" simulate --mode replay \
   --objects examples/none --workload testdata/sim/claims/workload.yaml
-expect_exit 3 "simulate: report cannot be written" -- "$BIN" simulate --no-timing \
+expect_exit 3 "simulate: report cannot be written" -- "$BIN" simulate \
   --report "$tmp_rule/file/report.html"
 expect_exit 2 "report: bad --since" -- "$BIN" report --ledger "$tmp_rule/none.db" --since soon
 expect_exit 2 "agent: missing recording" -- "$BIN" agent --sampler replay \

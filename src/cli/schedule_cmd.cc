@@ -11,8 +11,10 @@
 #include "acct/sources.h"
 #include "api/loader.h"
 #include "cli/commands.h"
+#include "cli/timings.h"
 #include "nlohmann/json.hpp"
 #include "sched/pass.h"
+#include "util/clock.h"
 #include "util/strings.h"
 
 namespace gpuplane::cli {
@@ -59,10 +61,14 @@ int Load(const char* command, const ScheduleOptions& opt, Loaded& out) {
   return kExitOk;
 }
 
-int Pass(const char* command, const ScheduleOptions& opt, Loaded& in, sched::PassResult& out) {
+// `watch`, when given, restarts once the objects are loaded.
+int Pass(const char* command, const ScheduleOptions& opt, Loaded& in, sched::PassResult& out,
+         util::Stopwatch* watch = nullptr) {
   if (int code = Load(command, opt, in); code != kExitOk) return code;
-  absl::StatusOr<sched::PassResult> r = sched::RunPass(
-      std::move(in.cluster.objects), in.work.objects, {.policy = opt.policy}, in.prices);
+  if (watch != nullptr) watch->Restart();
+  absl::StatusOr<sched::PassResult> r =
+      sched::RunPass(std::move(in.cluster.objects), in.work.objects,
+                     {.policy = opt.policy, .clock = &util::MonotonicClock()}, in.prices);
   if (!r.ok()) return Fail(command, r.status());
   for (const std::string& w : r->warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
   out = std::move(*r);
@@ -95,10 +101,27 @@ nlohmann::ordered_json DecisionJson(const sched::PassResult& r, size_t i) {
   return j;
 }
 
+// The whole pass, building the snapshot, and one decision's time (a gang's members share their
+// gang's).
+nlohmann::ordered_json ScheduleTimings(const sched::PassResult& r, double seconds) {
+  std::vector<double> times;
+  for (const sched::Decision& d : r.decisions) times.push_back(d.seconds);
+  std::sort(times.begin(), times.end());
+  auto at = [&](double q) {
+    return times.empty() ? 0.0
+                         : times[std::min(times.size() - 1, static_cast<size_t>(q * times.size()))];
+  };
+  return {{"seconds", seconds},
+          {"snapshot_seconds", r.snapshot_seconds},
+          {"decision_seconds", {{"p50", at(0.5)}, {"p99", at(0.99)}, {"max", at(1.0)}}}};
+}
+
 int RunSchedule(const ScheduleOptions& opt) {
   Loaded in;
   sched::PassResult r;
-  if (int code = Pass("schedule", opt, in, r); code != kExitOk) return code;
+  util::Stopwatch watch;  // from the loaded objects to the decisions
+  if (int code = Pass("schedule", opt, in, r, &watch); code != kExitOk) return code;
+  const double seconds = watch.Elapsed();
   size_t scheduled = 0, gangs_scheduled = 0;
   for (const sched::Decision& d : r.decisions) scheduled += d.status.ok() ? 1 : 0;
   size_t gangs = 0;
@@ -124,29 +147,14 @@ int RunSchedule(const ScheduleOptions& opt) {
                                      {{"pods", r.pods.pods.size()},
                                       {"scheduled", scheduled},
                                       {"gangs", gangs},
-                                      {"gangs_scheduled", gangs_scheduled},
-                                      {"seconds", r.seconds}}}};
+                                      {"gangs_scheduled", gangs_scheduled}}}};
   if (opt.output == "json") {
     std::printf("%s\n", summary.dump().c_str());
-    // Where the time went, on stderr so stdout keeps the documented shape: building the
-    // snapshot, and one decision's time (a gang's members share their gang's).
-    std::vector<double> times;
-    for (const sched::Decision& d : r.decisions) times.push_back(d.seconds);
-    std::sort(times.begin(), times.end());
-    auto at = [&](double q) {
-      return times.empty()
-                 ? 0.0
-                 : times[std::min(times.size() - 1, static_cast<size_t>(q * times.size()))];
-    };
-    nlohmann::ordered_json timings = {
-        {"timings",
-         {{"snapshot_seconds", r.snapshot_seconds},
-          {"decision_seconds", {{"p50", at(0.5)}, {"p99", at(0.99)}, {"max", at(1.0)}}}}}};
-    std::fprintf(stderr, "%s\n", timings.dump().c_str());
   } else {
-    std::printf("%zu of %zu pods scheduled, %zu of %zu gangs, in %.3f s\n", scheduled,
-                r.pods.pods.size(), gangs_scheduled, gangs, r.seconds);
+    std::printf("%zu of %zu pods scheduled, %zu of %zu gangs\n", scheduled, r.pods.pods.size(),
+                gangs_scheduled, gangs);
   }
+  PrintTimings(opt.output == "json", ScheduleTimings(r, seconds));
   return scheduled == r.pods.pods.size() ? kExitOk : kExitProblems;
 }
 

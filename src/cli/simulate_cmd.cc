@@ -13,6 +13,7 @@
 #include "api/loader.h"
 #include "cli/commands.h"
 #include "cli/simulate_output.h"
+#include "cli/timings.h"
 #include "model/inventory.h"
 #include "nlohmann/json.hpp"
 #include "sched/fragmentation.h"
@@ -26,6 +27,7 @@
 #include "sim/trace.h"
 #include "sim/workload.h"
 #include "sim/workload_generator.h"
+#include "util/clock.h"
 #include "util/strings.h"
 
 namespace gpuplane::cli {
@@ -169,7 +171,6 @@ int Replay(const SimulateOptions& opt, std::shared_ptr<const sim::SimCluster> cl
   ReplayReport report{name, cluster->empty_view().total_milli, {}, problems};
   for (absl::StatusOr<sim::ReplayRun>& r : results) {
     if (!r.ok()) return Fail(r.status());
-    if (opt.no_timing) r->seconds = 0;
     report.runs.push_back(std::move(*r));
   }
   return WriteReplay(opt, report);
@@ -206,9 +207,6 @@ int RunDefaultScenario(const SimulateOptions& opt) {
   }
   absl::StatusOr<std::vector<sim::ScenarioResult>> results = sim::RunDefaultScenario(spec);
   if (!results.ok()) return Fail(results.status());
-  if (opt.no_timing) {
-    for (sim::ScenarioResult& r : *results) r.seconds = 0;
-  }
   std::string description = sim::DescribeDefaultScenario(spec);
   if (!opt.report.empty()) {
     absl::Status s = WriteScenarioHtml(description, *results, opt.report);
@@ -267,7 +265,6 @@ int RunClaimReplay(const SimulateOptions& opt) {
     absl::StatusOr<sim::ReplayRun> r = sim::ReplayClaims(objects, jobs, policies[i], skipped);
     if (!r.ok()) return Fail(r.status());
     if (i == 0) problems.insert(problems.end(), skipped.begin(), skipped.end());
-    if (opt.no_timing) r->seconds = 0;
     report.runs.push_back(std::move(*r));
   }
   report.input_problems = static_cast<int64_t>(problems.size());
@@ -330,9 +327,6 @@ int RunFillMode(const SimulateOptions& opt, const std::shared_ptr<const sim::Sim
       sim::RunFills(cluster, demands.pods, workload, policies, seeds, opt.tune, Jobs(opt),
                     ProgressBar("fill runs"));
   if (!runs.ok()) return Fail(runs.status());
-  if (opt.no_timing) {
-    for (sim::FillRun& r : *runs) r.seconds = 0;
-  }
   const int64_t total = cluster->empty_view().total_milli;
   FillReport report{trace, total, *runs, sim::Summarize(*runs, total), problems};
   if (!opt.report.empty()) {
@@ -447,10 +441,17 @@ Command AddSimulateCommand(CLI::App& app) {
       ->check(CLI::IsMember({"text", "json"}));
   cmd->add_option("--report", opt->report, "Also write a self-contained HTML report here");
   cmd->add_flag("--strict", opt->strict, "Stop on the first input problem instead of skipping");
-  cmd->add_flag("--no-timing", opt->no_timing,
-                "Print 0 for wall-clock seconds, so equal inputs give byte-identical output");
+  // Accepted for old scripts; stdout never has wall-clock times now (they go to stderr).
+  cmd->add_flag("--no-timing", opt->no_timing)->group("");
   cmd->add_option("-j,--parallel", opt->parallel, "Runs in parallel (default: all cores)");
-  return Command{cmd, [opt] { return RunSimulate(*opt); }};
+  return Command{cmd, [opt] {
+                   util::Stopwatch watch;
+                   int code = RunSimulate(*opt);
+                   if (code == kExitOk || code == kExitProblems) {
+                     PrintTimings(opt->output == "json", {{"seconds", watch.Elapsed()}});
+                   }
+                   return code;
+                 }};
 }
 
 }  // namespace gpuplane::cli

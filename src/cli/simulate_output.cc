@@ -82,8 +82,7 @@ std::string FillJson(const FillReport& r) {
                     {"alloc_ratio", alloc},
                     {"frag_ratio", frag},
                     {"failed_pods", run.failed_pods},
-                    {"packing_bound_at_100", Round4(run.packing_bound_at_100)},
-                    {"seconds", Round4(run.seconds)}});
+                    {"packing_bound_at_100", Round4(run.packing_bound_at_100)}});
   }
   nlohmann::ordered_json summary = nlohmann::ordered_json::array();
   for (const sim::PolicySummary& s : r.summary) {
@@ -260,8 +259,7 @@ std::string ScenarioJson(const std::string& description,
                   {"useful_gpu_hours", Round4(r.useful_gpu_hours)},
                   {"mean_wait_hours", Round4(r.mean_wait_hours)},
                   {"p95_wait_hours", Round4(r.p95_wait_hours)},
-                  {"utilization", Round4(r.utilization)},
-                  {"seconds", Round4(r.seconds)}});
+                  {"utilization", Round4(r.utilization)}});
   }
   nlohmann::ordered_json doc;
   doc["scenario"] = description;
@@ -341,7 +339,6 @@ std::string ReplayJson(const ReplayReport& r) {
                       {"max", Round4(Percentile(run.waits, 100))}}},
                     {"utilization_mean", Round4(mean_util)},
                     {"gpu_hours", Round4(run.gpu_hours)},
-                    {"seconds", Round4(run.seconds)},
                     {"utilization", util}});
   }
   nlohmann::ordered_json doc;

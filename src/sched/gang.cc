@@ -1,6 +1,5 @@
 // Gangs: all members (or at least the minimum) in one Statement, or nothing.
 #include <algorithm>
-#include <chrono>
 
 #include "sched/session.h"
 #include "util/strings.h"
@@ -225,7 +224,7 @@ bool Session::TryInDomains(const Gang& g, const Topology& topology, Statement& s
 }
 
 void Session::DecideGang(size_t gang, std::vector<Decision>& out) {
-  auto start = std::chrono::steady_clock::now();
+  const double start = Now();
   const Gang& g = pods_.gangs[gang];
   auto all = [&](const Status& st) {
     for (size_t m : g.members) {
@@ -274,7 +273,7 @@ void Session::DecideGang(size_t gang, std::vector<Decision>& out) {
     if (why.code == Code::kUnresolvable) failure = why;
     all(failure);
   }
-  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double seconds = Now() - start;
   for (size_t m : g.members) out[m].seconds = seconds;
 }
 

@@ -1,14 +1,12 @@
 #include "sched/pass.h"
 
-#include <chrono>
-
 namespace gpuplane::sched {
 
 absl::StatusOr<PassResult> RunPass(std::vector<api::SourcedObject> cluster,
                                    const std::vector<api::SourcedObject>& work,
                                    const SessionOptions& options,
                                    const std::map<std::string, double>& prices) {
-  auto start = std::chrono::steady_clock::now();
+  const double start = options.clock != nullptr ? options.clock->Now() : 0;
   PassResult r;
   r.pods = BuildPodSet(work, cluster);  // copies the claims it needs; borrows `work`
   // The workload's allocated claims count as cluster state too.
@@ -17,14 +15,12 @@ absl::StatusOr<PassResult> RunPass(std::vector<api::SourcedObject> cluster,
     if (c != nullptr && c->status.allocation) cluster.push_back(o);
   }
   r.snapshot = Snapshot::Build(std::move(cluster), prices);
-  r.snapshot_seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (options.clock != nullptr) r.snapshot_seconds = options.clock->Now() - start;
   r.warnings = r.snapshot->warnings();
   r.warnings.insert(r.warnings.end(), r.pods.warnings.begin(), r.pods.warnings.end());
   absl::StatusOr<std::unique_ptr<Session>> session = Session::Make(*r.snapshot, r.pods, options);
   if (!session.ok()) return session.status();
   r.decisions = (*session)->Run();
-  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return r;
 }
 

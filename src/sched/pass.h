@@ -2,7 +2,8 @@
 // snapshot from the cluster objects (DeviceClasses, ResourceSlices, Nodes, allocated claims),
 // the pod set from the workload objects (Pods, ResourceClaims, ResourceClaimTemplates,
 // PodGroups, Workloads; allocated ResourceClaims among them count as cluster state too), and a
-// Session over both. Pure function of its inputs apart from timing.
+// Session over both. A pure function of its inputs: it reads the time only through
+// options.clock, when one is given (decision and snapshot timings).
 #ifndef GPUPLANE_SCHED_PASS_H_
 #define GPUPLANE_SCHED_PASS_H_
 
@@ -24,8 +25,7 @@ struct PassResult {
   std::vector<Decision> decisions;  // parallel to pods.pods
   std::unique_ptr<Snapshot> snapshot;
   std::vector<std::string> warnings;  // inventory and input problems, with file:line
-  double seconds = 0;                 // snapshot, session and decisions
-  double snapshot_seconds = 0;        // of which building the snapshot (inventory, index)
+  double snapshot_seconds = 0;        // building the snapshot (inventory, index), on options.clock
 };
 
 // Errors: an unknown policy.

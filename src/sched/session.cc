@@ -1,7 +1,6 @@
 #include "sched/session.h"
 
 #include <algorithm>
-#include <chrono>
 
 #include "alloc/verifier.h"
 #include "util/strings.h"
@@ -14,10 +13,6 @@ bool IsCelError(const alloc::Outcome& o) {
     if (r.starts_with("CEL runtime error")) return true;
   }
   return false;
-}
-
-double Since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 }  // namespace
@@ -106,13 +101,13 @@ absl::Status Session::Evict(size_t pod) {
 }
 
 Decision Session::DecidePicked(size_t pod) {
-  auto start = std::chrono::steady_clock::now();
+  const double start = Now();
   Decision d;
   std::optional<Pick> pick = options_.placer->Choose(snap_, pods_.pods[pod]);
   if (!pick || pick->node >= snap_.inventory().nodes().size()) {
     d.status =
         Status::Of(Code::kUnschedulable, Stage::kNodes, "the placement policy found no node");
-    d.seconds = Since(start);
+    d.seconds = Now() - start;
     return d;
   }
   prefer_.Prefer(std::move(pick->devices));
@@ -130,7 +125,7 @@ Decision Session::DecidePicked(size_t pod) {
             : st;
     if (rule != Rule::kCount) d.status.rule_nodes[static_cast<size_t>(rule)] = 1;
   }
-  d.seconds = Since(start);
+  d.seconds = Now() - start;
   return d;
 }
 
@@ -164,7 +159,7 @@ void Session::PlaceBound(std::vector<Decision>& out) {
 }
 
 Decision Session::DecideSingle(size_t pod) {
-  auto start = std::chrono::steady_clock::now();
+  const double start = Now();
   Decision d;
   Statement stmt(snap_);
   Status error;
@@ -179,7 +174,7 @@ Decision Session::DecideSingle(size_t pod) {
   } else {
     d.status = Status::Of(Code::kUnschedulable, Stage::kDevices, "no node fits now");
   }
-  d.seconds = Since(start);
+  d.seconds = Now() - start;
   return d;
 }
 

@@ -33,6 +33,7 @@
 #include "sched/statement.h"
 #include "sched/status.h"
 #include "sched/topology.h"
+#include "util/clock.h"
 
 namespace gpuplane::sched {
 
@@ -41,7 +42,7 @@ struct Decision {
   model::NodeId node = model::kNoId;
   // Every claim the pod uses ("ns/name") with its allocation, when scheduled.
   std::vector<std::pair<std::string, api::AllocationResult>> claims;
-  double seconds = 0;  // time this decision took (its gang's, for members)
+  double seconds = 0;  // time this decision took (its gang's, for members), on options.clock
 };
 
 // How devices are chosen on a node: the allocator's scoring (NVLink, fragmentation, worth),
@@ -64,6 +65,10 @@ struct SessionOptions {
   // Check every allocation with the independent verifier (alloc/verifier.h) before placing
   // it; a rejection is an Error status (tests turn this on).
   bool verify = false;
+  // Borrowed; when set, each Decision records how long it took on this clock (the CLI passes
+  // the monotonic clock). Left null, decisions carry no timing: the Session never reads the
+  // time on its own.
+  const util::Clock* clock = nullptr;
 };
 
 class Session {
@@ -88,6 +93,8 @@ class Session {
   struct Group;  // pods being placed on one node together
   Session(Snapshot& snapshot, const PodSet& pods, SessionOptions options,
           std::unique_ptr<NodeOrder> order);
+  // options_.clock's time, or 0 without one.
+  double Now() const { return options_.clock != nullptr ? options_.clock->Now() : 0; }
 
   // ---- session.cc: pods and groups of pods on one node
   void PlaceBound(std::vector<Decision>& out);

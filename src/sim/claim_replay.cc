@@ -1,7 +1,6 @@
 #include "sim/claim_replay.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <list>
 
@@ -187,7 +186,6 @@ absl::StatusOr<ReplayRun> ReplayClaims(const std::vector<api::SourcedObject>& cl
         util::Cat("--policy ", policy, ": a workload of Pods with claims runs with gpuplane or k8s",
                   util::DidYouMean(policy, {"gpuplane", "k8s"})));
   }
-  auto wall = std::chrono::steady_clock::now();
   std::unique_ptr<sched::Snapshot> snapshot = sched::Snapshot::Build(cluster);
   const model::Inventory& inv = snapshot->inventory();
   EngineConfig config;
@@ -224,7 +222,6 @@ absl::StatusOr<ReplayRun> ReplayClaims(const std::vector<api::SourcedObject>& cl
   run.never_started = static_cast<int64_t>(er->never_started);
   run.end_time = er->end_time;
   run.gpu_hours = er->unit_time / 3600;
-  run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall).count();
   return run;
 }
 

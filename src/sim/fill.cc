@@ -1,6 +1,5 @@
 #include "sim/fill.h"
 
-#include <chrono>
 #include <cmath>
 #include <map>
 
@@ -72,7 +71,6 @@ absl::StatusOr<FillRun> RunFill(std::shared_ptr<const SimCluster> cluster,
                                 const std::vector<sched::PodDemand>& pods,
                                 const sched::Workload& workload, const std::string& policy_name,
                                 const FillOptions& options) {
-  auto start = std::chrono::steady_clock::now();
   absl::StatusOr<std::unique_ptr<sched::Policy>> policy = sched::MakePolicy(policy_name, workload);
   if (!policy.ok()) return policy.status();
   sched::Rng rng(options.seed);
@@ -138,7 +136,6 @@ absl::StatusOr<FillRun> RunFill(std::shared_ptr<const SimCluster> cluster,
   run.disagreements += sim.disagreements();
   run.packing_bound_at_100 = PackingBoundAt100(order, total);
   Curves(alloc_sum, frag_ratio_sum, count, run);
-  run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return run;
 }
 

@@ -38,7 +38,6 @@ struct FillRun {
   // No placement of the pods arrived by x = 100 allocates more (percent; the packing program
   // over their GPU requests, CPU, memory and GPU models ignored). Depends on the seed only.
   double packing_bound_at_100 = 0;
-  double seconds = 0;
 
   double AllocAt(int x) const { return alloc_ratio.at(x); }
 };

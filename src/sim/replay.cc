@@ -1,7 +1,6 @@
 #include "sim/replay.h"
 
 #include <algorithm>
-#include <chrono>
 #include <optional>
 
 #include "sched/policy.h"
@@ -123,7 +122,6 @@ absl::StatusOr<ReplayRun> RunReplay(std::shared_ptr<const SimCluster> cluster,
                                     const std::vector<ReplayJob>& jobs,
                                     const sched::Workload& workload, const std::string& policy_name,
                                     const ReplayOptions& options) {
-  auto wall = std::chrono::steady_clock::now();
   absl::StatusOr<std::unique_ptr<sched::Policy>> policy = sched::MakePolicy(policy_name, workload);
   if (!policy.ok()) return policy.status();
   if (!std::is_sorted(jobs.begin(), jobs.end(), [](const ReplayJob& a, const ReplayJob& b) {
@@ -131,12 +129,7 @@ absl::StatusOr<ReplayRun> RunReplay(std::shared_ptr<const SimCluster> cluster,
       })) {
     return absl::InvalidArgumentError("replay jobs must be sorted by arrival time");
   }
-  absl::StatusOr<ReplayRun> run =
-      TraceReplay(std::move(cluster), jobs, std::move(*policy), policy_name, options).Run();
-  if (run.ok()) {
-    run->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall).count();
-  }
-  return run;
+  return TraceReplay(std::move(cluster), jobs, std::move(*policy), policy_name, options).Run();
 }
 
 }  // namespace gpuplane::sim

@@ -35,7 +35,6 @@ struct ReplayRun {
   int64_t never_started = 0;  // still queued at the end
   double gpu_hours = 0;       // allocated GPU time
   double end_time = 0;
-  double seconds = 0;  // wall-clock time of the run
   int64_t disagreements = 0;
 };
 

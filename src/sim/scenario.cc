@@ -1,7 +1,6 @@
 #include "sim/scenario.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <list>
 
@@ -178,7 +177,6 @@ EngineConfig ModeConfig(const model::Inventory& inv, bool dra, const ScenarioSpe
 absl::StatusOr<ScenarioResult> RunMode(const std::vector<api::SourcedObject>& cluster,
                                        const std::vector<Job>& jobs, bool dra,
                                        const ScenarioSpec& spec) {
-  auto wall = std::chrono::steady_clock::now();
   ScenarioResult res;
   res.mode = dra ? "gpuplane" : "k8s";
   res.jobs = static_cast<int64_t>(jobs.size());
@@ -221,7 +219,6 @@ absl::StatusOr<ScenarioResult> RunMode(const std::vector<api::SourcedObject>& cl
   Waits(waits, res);
   res.utilization =
       run->capacity > 0 ? run->unit_time / (run->capacity * (spec.days * 24)) * 100 : 0;
-  res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall).count();
   return res;
 }
 

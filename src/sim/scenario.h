@@ -33,7 +33,6 @@ struct ScenarioResult {
   double mean_wait_hours = 0;   // arrival to the start of the attempt that completed
   double p95_wait_hours = 0;
   double utilization = 0;  // allocated GPU time / capacity over the week, percent
-  double seconds = 0;
 };
 
 struct ScenarioSpec {

@@ -40,10 +40,11 @@ absl::Status ReadInput(const std::string& path, const char* what, Parse parse, T
   return absl::OkStatus();
 }
 
-// The agent: set up once (Init), then one Pass per interval.
-class Agent {
+}  // namespace
+
+class Agent::Impl {
  public:
-  explicit Agent(const AgentOptions& opt) : opt_(opt) {}
+  Impl(const AgentOptions& opt, const util::Clock& clock) : opt_(opt), clock_(clock) {}
 
   absl::Status Init() {
     if (absl::Status s = ReadInput<PodIndex>(opt_.pods, "--pods", ParsePodsJson, pods_); !s.ok())
@@ -63,7 +64,8 @@ class Agent {
     }
     state_.accountant = accountant_.get();
     state_.problems = &problems_;
-    state_.last_pass_wall = WallSeconds();
+    state_.clock = &clock_;
+    state_.last_pass_wall = clock_.Now();
     state_.stale_after = std::max(10.0, 5 * opt_.interval);
     return absl::OkStatus();
   }
@@ -72,7 +74,7 @@ class Agent {
 
   // One sampling pass; false when the recording ended and the agent should stop.
   bool Pass() {
-    bool more = sampler_->Next(WallSeconds(), pass_, sampler_errors_);
+    bool more = sampler_->Next(clock_.Now(), pass_, sampler_errors_);
     if (!more && opt_.exit_at_end) return false;
     for (const DeviceSample& d : pass_.devices) uuid_by_index_[d.index] = d.uuid;
     Fetched fetched = Fetch();  // network calls, outside the lock
@@ -221,8 +223,9 @@ class Agent {
   // Pods and device ownership, when due (every --ownership-refresh seconds).
   Fetched Fetch() {
     Fetched f;
-    if (fixed_ownership_ || WallSeconds() < next_refresh_) return f;
-    next_refresh_ = WallSeconds() + opt_.ownership_refresh;
+    const double now = clock_.Now();
+    if (fixed_ownership_ || now < next_refresh_) return f;
+    next_refresh_ = now + opt_.ownership_refresh;
     if (api_) f.pods = ListNodePods(*api_, opt_.node);
     if (!opt_.podresources_json.empty()) {
       absl::StatusOr<std::string> text = util::ReadFile(opt_.podresources_json);
@@ -261,7 +264,7 @@ class Agent {
         problems_.Report("ledger_write", std::string(s.message()));
       }
     }
-    state_.last_pass_wall = WallSeconds();
+    state_.last_pass_wall = clock_.Now();
   }
 
   void Record() {
@@ -280,6 +283,7 @@ class Agent {
   }
 
   const AgentOptions& opt_;
+  const util::Clock& clock_;
   Problems problems_;
   PodIndex pods_;
   Prices prices_;
@@ -295,13 +299,18 @@ class Agent {
   AgentState state_;
   Recording pass_;
   std::map<int, std::string> uuid_by_index_;
-  double next_refresh_ = 0;
+  double next_refresh_ = 0;  // on clock_
 };
 
-}  // namespace
+Agent::Agent(const AgentOptions& options, const util::Clock& clock)
+    : impl_(std::make_unique<Impl>(options, clock)) {}
+Agent::~Agent() = default;
+absl::Status Agent::Init() { return impl_->Init(); }
+bool Agent::Pass() { return impl_->Pass(); }
+AgentState& Agent::state() { return impl_->state(); }
 
 absl::Status RunAgent(const AgentOptions& opt, const std::atomic<bool>& stop) {
-  Agent agent(opt);
+  Agent agent(opt, util::WallClock());
   if (absl::Status s = agent.Init(); !s.ok()) {
     LogLine({{"level", "error"}, {"message", std::string(s.message())}});
     return s;

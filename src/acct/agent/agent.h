@@ -5,17 +5,24 @@
 // running totals and the SQLite ledger, and serves /metrics, /healthz and /attribution.
 // Problems never stop it: each kind is logged once as a JSON line on stderr and counted in
 // gpuplane_agent_errors_total{kind}. Isolation findings are logged once each.
-// RunAgent owns everything it starts (sampler, HTTP server, ledger) and stops it before it
-// returns; it runs the sampling loop on the calling thread and serves HTTP from the server's
-// threads, which read the totals under the state's mutex.
+// Agent is one node agent without its loop or server: Init once, then Pass as often as the
+// caller likes; it reads the time only from the clock it is given (a ManualClock in tests), for
+// the sampler's time stamps, when ownership is due for a refresh, and when the last pass ended.
+// It owns its sampler, ledger and caches; it is not thread-safe except for state(), whose
+// fields others read under state().mu while passes run.
+// RunAgent owns everything it starts (an Agent on the wall clock, the HTTP server) and stops it
+// before it returns; it runs the sampling loop on the calling thread and serves HTTP from the
+// server's threads, which read the totals under the state's mutex.
 #ifndef GPUPLANE_ACCT_AGENT_AGENT_H_
 #define GPUPLANE_ACCT_AGENT_AGENT_H_
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "absl/status/status.h"
+#include "util/clock.h"
 
 namespace gpuplane::acct {
 
@@ -46,6 +53,29 @@ struct AgentOptions {
 
   bool exit_at_end = false;  // stop when the recording ends (otherwise keep serving)
   int64_t max_passes = 0;    // stop after this many passes (0: no limit)
+};
+
+struct AgentState;  // acct/agent/http.h
+
+class Agent {
+ public:
+  // REQUIRES: `options` and `clock` outlive the agent.
+  Agent(const AgentOptions& options, const util::Clock& clock);
+  ~Agent();
+  Agent(const Agent&) = delete;
+  Agent& operator=(const Agent&) = delete;
+
+  // Reads the inputs, opens the sampler, ledger and record file. The errors are RunAgent's.
+  absl::Status Init();
+  // One sampling pass; false when the recording ended and options.exit_at_end is set.
+  // REQUIRES: Init() succeeded.
+  bool Pass();
+  // The totals and problems, shared with the HTTP server (read them under state().mu).
+  AgentState& state();
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
 };
 
 // Runs until `stop` becomes true (or the limits above); the error, also logged, when it cannot

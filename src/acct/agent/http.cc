@@ -30,7 +30,7 @@ AgentServer::AgentServer(AgentState& state) : server_(std::make_unique<httplib::
     double age = 0;
     {
       std::lock_guard<std::mutex> lock(state.mu);
-      age = WallSeconds() - state.last_pass_wall;
+      age = state.clock->Now() - state.last_pass_wall;
     }
     if (age <= state.stale_after) {
       res.set_content("ok\n", "text/plain");

@@ -12,6 +12,7 @@
 #include "absl/status/status.h"
 #include "acct/accountant.h"
 #include "acct/agent/support.h"
+#include "util/clock.h"
 
 namespace httplib {
 class Server;
@@ -24,6 +25,7 @@ struct AgentState {
   std::mutex mu;
   Accountant* accountant = nullptr;
   Problems* problems = nullptr;
+  const util::Clock* clock = nullptr;  // the agent's; last_pass_wall is on it
   double last_pass_wall = 0;
   double stale_after = 10;
 };

@@ -2,9 +2,9 @@
 
 #include <time.h>
 
-#include <chrono>
 #include <cstdio>
 
+#include "util/clock.h"
 #include "util/strings.h"
 
 namespace gpuplane::acct {
@@ -15,12 +15,9 @@ double ThreadCpuSeconds() {
   return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
 }
 
-double WallSeconds() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
-
 void LogLine(const nlohmann::ordered_json& fields) {
-  nlohmann::ordered_json line = {{"time", WallSeconds()}, {"component", "gpuplane-agent"}};
+  nlohmann::ordered_json line = {{"time", util::WallClock().Now()},
+                                 {"component", "gpuplane-agent"}};
   line.update(fields);
   std::string s = line.dump() + "\n";
   std::fwrite(s.data(), 1, s.size(), stderr);

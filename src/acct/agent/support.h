@@ -18,7 +18,6 @@
 
 namespace gpuplane::acct {
 
-double WallSeconds();
 double ThreadCpuSeconds();
 
 // One JSON object per line on stderr, with "time" and "component" added.
