@@ -4,7 +4,9 @@
 //   (b) the same on 5,000 nodes: the cost per claim must not grow with the node count;
 //   (c) "small MIG else medium else full GPU" claims filling 250 nodes x 4 dynamic-MIG A100s
 //       (1,000 GPUs), node given, until every node refuses;
-//   (d) an unsatisfiable 8-GPU matchAttribute claim tried on 1,000 nodes with 7 free GPUs.
+//   (d) an unsatisfiable 8-GPU matchAttribute claim tried on 1,000 nodes with 7 free GPUs;
+//   (e) consumable capacity: 10Gi-of-memory claims filling 500 nodes x 8 shareable H100s
+//       (8 claims per GPU, node given).
 // Items per second are claims per second.
 #include <string>
 #include <vector>
@@ -18,12 +20,16 @@
 namespace gpuplane::alloc {
 namespace {
 
-model::Inventory BuildCluster(const std::string& mix) {
+// `shareable`: every device allows multiple allocations (consumable capacity).
+model::Inventory BuildCluster(const std::string& mix, bool shareable = false) {
   sim::GeneratedCluster cluster = *sim::GenerateCluster(*sim::ParseClusterMix(mix));
   std::vector<api::SourcedObject> objects;
   for (const api::DeviceClass& c : cluster.classes) objects.push_back({c, "gen", 0, true});
-  for (const sim::GeneratedNode& n : cluster.nodes) {
-    for (const api::ResourceSlice& s : n.slices) objects.push_back({s, "gen", 0, true});
+  for (sim::GeneratedNode& n : cluster.nodes) {
+    for (api::ResourceSlice& s : n.slices) {
+      for (api::Device& d : s.spec.devices) d.allow_multiple_allocations = shareable;
+      objects.push_back({s, "gen", 0, true});
+    }
   }
   return model::Inventory::Build(objects);
 }
@@ -140,6 +146,35 @@ void BM_UnsatisfiableEightGpus(benchmark::State& bs) {
   bs.SetItemsProcessed(bs.iterations());
 }
 BENCHMARK(BM_UnsatisfiableEightGpus)->Unit(benchmark::kMillisecond);
+
+// (e): every shareable GPU filled with 8 claims of 10Gi of its 80Gi.
+void BM_FillSharedCapacity(benchmark::State& bs) {
+  model::Inventory inv = BuildCluster("h100=500", true);
+  api::ResourceClaimSpec spec = Spec(
+      "    requests:\n    - name: gpu\n      exactly:\n        deviceClassName: gpu.nvidia.com\n"
+      "        capacity: {requests: {memory: 10Gi}}\n");
+  Allocator allocator(inv, AllocatorOptions{.explain = false});
+  int64_t claims = 0;
+  for (auto _ : bs) {
+    bs.PauseTiming();
+    model::AllocationState state(inv);
+    SelectorCache cache;
+    bs.ResumeTiming();
+    for (model::NodeId n = 0; n < inv.nodes().size(); ++n) {
+      for (int c = 0; c < 64; ++c) {
+        CompiledClaim claim = *CompileClaim("t", "c", spec, inv, cache);
+        Outcome o = allocator.Allocate({&claim}, n, state);
+        if (!o.allocated || !allocator.Commit(o, {&claim}, state).ok()) {
+          bs.SkipWithError("a claim did not fit");
+          return;
+        }
+        ++claims;
+      }
+    }
+  }
+  bs.SetItemsProcessed(claims);
+}
+BENCHMARK(BM_FillSharedCapacity)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace gpuplane::alloc

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <optional>
+#include <span>
 
 #include "cel/device_env.h"
 #include "util/strings.h"
@@ -12,12 +13,9 @@ namespace {
 
 using model::DeviceId;
 
-// A requested capacity name ("memory" or "gpu.nvidia.com/memory") names the published one.
-bool SameCapacity(const std::string& requested, const std::string& published) {
-  if (requested == published) return true;
-  return requested.size() > published.size() &&
-         requested[requested.size() - published.size() - 1] == '/' &&
-         requested.ends_with(published);
+// Whether a capacity request names the published capacity `id` (request.h resolves names).
+bool Names(const CapacityRequest& r, model::CapacityId id) {
+  return std::find(r.ids.begin(), r.ids.end(), id) != r.ids.end();
 }
 
 enum class Reject : uint8_t { kNone, kClassSelector, kRequestSelector, kTainted, kFiltered };
@@ -137,9 +135,7 @@ class Search {
     return Reject::kNone;
   }
 
-  bool Shareable(DeviceId d) const {
-    return inv_.devices()[d].spec->allow_multiple_allocations.value_or(false);
-  }
+  bool Shareable(DeviceId d) const { return inv_.devices()[d].shareable; }
 
   bool CountersFit(DeviceId d) const {
     for (const model::CounterUse& use : inv_.devices()[d].consumes) {
@@ -153,45 +149,52 @@ class Search {
   }
 
   bool HasCapacityNames(const Alternative& alt, DeviceId d) const {
-    const api::Device& dev = *inv_.devices()[d].spec;
-    for (const auto& [name, q] : alt.capacity) {
-      bool found = false;
-      for (const auto& [cap_name, cap] : dev.capacity) {
-        if (SameCapacity(name, cap_name)) found = true;
+    const std::vector<model::DeviceCapacityInfo>& caps = inv_.devices()[d].capacity;
+    for (const CapacityRequest& r : alt.capacity_ids) {
+      if (std::none_of(caps.begin(), caps.end(), [&](const auto& c) { return Names(r, c.id); })) {
+        return false;
       }
-      if (!found) return false;
     }
     return true;
   }
 
-  // Capacity a choice of `d` would consume (shareable devices), or nullopt when it does not
-  // fit; for other devices, checks requested capacity against the device's capacity.
-  std::optional<std::map<std::string, api::Quantity>> CapacityFit(const Alternative& alt,
-                                                                  DeviceId d) const {
-    const api::Device& dev = *inv_.devices()[d].spec;
-    std::map<std::string, api::Quantity> consumed;
+  // Capacity a choice of `d` would consume (shareable devices: parallel to its capacity), or
+  // nullopt when it does not fit; for other devices, checks requested capacity against the
+  // device's capacity.
+  std::optional<model::CapacityAmounts> CapacityFit(const Alternative& alt, DeviceId d) const {
+    const model::DeviceInfo& info = inv_.devices()[d];
+    model::CapacityAmounts consumed;
     if (!HasCapacityNames(alt, d)) return std::nullopt;
-    for (const auto& [cap_name, cap] : dev.capacity) {
-      const api::Quantity* requested = nullptr;
-      for (const auto& [name, q] : alt.capacity) {
-        if (SameCapacity(name, cap_name)) requested = &q;
+    std::span<const api::Quantity> used_before = state_.capacity_used(inv_, d);
+    if (info.shareable) consumed.reserve(info.capacity.size());
+    for (size_t i = 0; i < info.capacity.size(); ++i) {
+      const model::DeviceCapacityInfo& cap = info.capacity[i];
+      const api::Quantity* requested = nullptr;  // the last request naming it, as before
+      for (const CapacityRequest& r : alt.capacity_ids) {
+        if (Names(r, cap.id)) requested = &r.amount;
       }
-      if (!Shareable(d)) {
-        if (requested != nullptr && cap.value < *requested) return std::nullopt;
+      if (!info.shareable) {
+        if (requested != nullptr && cap.spec->value < *requested) return std::nullopt;
         continue;
       }
-      std::optional<api::Quantity> amount = Consumption(cap, requested);
+      std::optional<api::Quantity> amount = Consumption(*cap.spec, requested);
       if (!amount) return std::nullopt;
-      api::Quantity used;
-      auto it = state_.capacity_used(d).find(cap_name);
-      if (it != state_.capacity_used(d).end()) used = it->second;
-      auto dt = capacity_delta_.find({d, cap_name});
+      api::Quantity used = used_before[i];
+      auto dt = capacity_delta_.find(info.capacity_slot + static_cast<uint32_t>(i));
       if (dt != capacity_delta_.end()) used = *used.Add(dt->second);
       absl::StatusOr<api::Quantity> after = used.Add(*amount);
-      if (!after.ok() || cap.value < *after) return std::nullopt;
-      consumed[cap_name] = *amount;
+      if (!after.ok() || cap.spec->value < *after) return std::nullopt;
+      consumed.push_back(*amount);
     }
     return consumed;
+  }
+
+  void AddCapacityDelta(DeviceId d, const model::CapacityAmounts& amounts, int sign) {
+    const uint32_t slot = inv_.devices()[d].capacity_slot;
+    for (size_t i = 0; i < amounts.size(); ++i) {
+      api::Quantity& cd = capacity_delta_[slot + static_cast<uint32_t>(i)];
+      cd = sign > 0 ? *cd.Add(amounts[i]) : *cd.Sub(amounts[i]);
+    }
   }
 
   bool InUse(DeviceId d) const {
@@ -235,11 +238,10 @@ class Search {
     if (!alt.admin_access && (InUse(d) || !CountersFit(d))) return false;
     // Admin access neither uses the device nor consumes its capacity; the requested capacity
     // names must still exist on it.
-    std::optional<std::map<std::string, api::Quantity>> consumed =
-        alt.admin_access
-            ? (HasCapacityNames(alt, d) ? std::make_optional(std::map<std::string, api::Quantity>{})
-                                        : std::nullopt)
-            : CapacityFit(alt, d);
+    std::optional<model::CapacityAmounts> consumed =
+        alt.admin_access ? (HasCapacityNames(alt, d) ? std::make_optional(model::CapacityAmounts{})
+                                                     : std::nullopt)
+                         : CapacityFit(alt, d);
     if (!consumed || !ConstraintsOk(s, alt, d)) return false;
     if (!alt.admin_access) {
       for (const model::CounterUse& use : inv_.devices()[d].consumes) {
@@ -247,10 +249,7 @@ class Search {
         slot_delta = *slot_delta.Add(use.amount);
       }
       if (Shareable(d)) {
-        for (const auto& [name, q] : *consumed) {
-          api::Quantity& cd = capacity_delta_[{d, name}];
-          cd = *cd.Add(q);
-        }
+        AddCapacityDelta(d, *consumed, +1);
       } else {
         ++exclusive_[d];
       }
@@ -270,10 +269,7 @@ class Search {
       slot_delta = *slot_delta.Sub(use.amount);
     }
     if (Shareable(ch.device)) {
-      for (const auto& [name, q] : ch.consumed) {
-        api::Quantity& cd = capacity_delta_[{ch.device, name}];
-        cd = *cd.Sub(q);
-      }
+      AddCapacityDelta(ch.device, ch.consumed, -1);
     } else {
       --exclusive_[ch.device];
     }
@@ -499,7 +495,9 @@ class Search {
                         static_cast<unsigned>(std::hash<std::string>{}(util::Cat(
                             claims_[c]->ns, "/", claims_[c]->name, "/", alt.result_name, "/", i))));
           res.share_id = id;
-          res.consumed_capacity = ch.consumed;
+          for (size_t k = 0; k < ch.consumed.size(); ++k) {
+            res.consumed_capacity[inv_.capacity_names()[info.capacity[k].id]] = ch.consumed[k];
+          }
         }
         node_local = node_local || info.node != model::kNoId;
         r.devices.results.push_back(std::move(res));
@@ -640,7 +638,7 @@ class Search {
   std::map<std::pair<size_t, size_t>, std::vector<DeviceId>> candidates_;
   std::vector<Choice> chosen_;
   std::map<std::pair<model::CounterSetId, uint32_t>, api::Quantity> counter_delta_;
-  std::map<std::pair<DeviceId, std::string>, api::Quantity> capacity_delta_;
+  std::map<uint32_t, api::Quantity> capacity_delta_;  // by capacity slot
   std::map<DeviceId, int> exclusive_;
   std::optional<std::string> fatal_;
   bool exhausted_ = false;

@@ -1,5 +1,7 @@
 #include "alloc/request.h"
 
+#include <string_view>
+
 #include "cel/device_env.h"
 #include "util/strings.h"
 #include "util/suggest.h"
@@ -28,6 +30,26 @@ absl::StatusOr<cel::Program> SelectorCache::Get(const std::string& expression) {
 }
 
 namespace {
+
+// The published capacity names each requested name denotes: itself, and what follows each
+// '/' in it (an unqualified published name is qualified by the device's driver).
+std::vector<CapacityRequest> ResolveCapacity(const std::map<std::string, api::Quantity>& requests,
+                                             const model::Inventory& inventory) {
+  std::vector<CapacityRequest> out;
+  out.reserve(requests.size());
+  for (const auto& [name, amount] : requests) {
+    CapacityRequest r{{}, amount};
+    std::string_view rest = name;
+    while (true) {
+      if (std::optional<model::CapacityId> id = inventory.FindCapacity(rest)) r.ids.push_back(*id);
+      size_t slash = rest.find('/');
+      if (slash == std::string_view::npos) break;
+      rest.remove_prefix(slash + 1);
+    }
+    out.push_back(std::move(r));
+  }
+  return out;
+}
 
 absl::StatusOr<Alternative> CompileAlternative(const std::string& claim, const std::string& field,
                                                std::string result_name,
@@ -72,6 +94,7 @@ absl::StatusOr<Alternative> CompileAlternative(const std::string& claim, const s
     util::Append(alt.filter_key, "\x1e", t.key, "\x1d", t.op, "\x1d", t.value, "\x1d", t.effect);
   }
   if (r.capacity) alt.capacity = r.capacity->requests;
+  alt.capacity_ids = ResolveCapacity(alt.capacity, inventory);
   return alt;
 }
 

@@ -2,7 +2,8 @@
 // (one for `exactly`, one per firstAvailable subrequest, tried in order), each with its
 // DeviceClass and request selectors compiled, and constraints refer to requests by index.
 // Immutable after Compile; safe to share across threads. A CompiledClaim owns its compiled
-// selectors (shared with the SelectorCache that made them) and borrows nothing.
+// selectors (shared with the SelectorCache that made them) and borrows nothing; its capacity
+// ids are those of the Inventory it was compiled against, and mean nothing with another.
 #ifndef GPUPLANE_ALLOC_REQUEST_H_
 #define GPUPLANE_ALLOC_REQUEST_H_
 
@@ -25,6 +26,13 @@ struct Selector {
   bool from_class;  // a DeviceClass selector (else the request's own)
 };
 
+// One consumable-capacity request, resolved to the published capacities its name denotes: a
+// requested "gpu.nvidia.com/memory" names a published "gpu.nvidia.com/memory" or "memory".
+struct CapacityRequest {
+  std::vector<model::CapacityId> ids;  // empty when no device publishes such a capacity
+  api::Quantity amount;
+};
+
 struct Alternative {
   std::string result_name;  // "gpu" or "gpu/small", as results name it
   std::string class_name;
@@ -34,6 +42,7 @@ struct Alternative {
   bool admin_access = false;
   std::vector<api::Toleration> tolerations;
   std::map<std::string, api::Quantity> capacity;  // consumable capacity requests
+  std::vector<CapacityRequest> capacity_ids;      // the same, in the same order
   // What decides which devices pass the static filters (class, selectors, tolerations, admin
   // access), as one string: alternatives with equal keys filter alike (the node index
   // interns them by it).

@@ -114,7 +114,7 @@ void DefaultScorer::Score(const model::AllocationState& state, const std::vector
     const Choice& ch = choices[i];
     if (ch.admin_access || !Shareable(ch.device)) continue;
     bool empty = true;
-    for (const auto& [name, q] : state.capacity_used(ch.device)) empty = empty && q.IsZero();
+    for (const api::Quantity& q : state.capacity_used(inv_, ch.device)) empty = empty && q.IsZero();
     for (size_t j = 0; j < i; ++j) empty = empty && choices[j].device != ch.device;
     opened += empty ? 1 : 0;
   }

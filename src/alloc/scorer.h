@@ -31,7 +31,7 @@ struct Choice {
   size_t request;
   size_t alternative;
   model::DeviceId device;
-  std::map<std::string, api::Quantity> consumed;  // shareable devices
+  model::CapacityAmounts consumed;  // shareable devices: parallel to the device's capacity
   bool admin_access = false;
 };
 

@@ -177,6 +177,8 @@ class Verifier {
   }
 
   std::string Shared(const Alternative& alt, model::DeviceId d) {
+    std::span<const api::Quantity> used_by = state_.capacity_used(inv_, d);
+    size_t i = 0;  // used_by is in the order of the device's capacity map
     for (const auto& [name, cap] : inv_.devices()[d].spec->capacity) {
       auto want = alt.capacity.find(name);
       std::optional<api::Quantity> amount =
@@ -184,8 +186,8 @@ class Verifier {
       if (!amount) return alt.result_name + ": no allowed amount of " + name;
       api::Quantity& sum = capacity_[{d, name}];
       sum = *sum.Add(*amount);
-      const auto& used_by = state_.capacity_used(d);
-      api::Quantity used = used_by.contains(name) ? used_by.at(name) : api::Quantity();
+      api::Quantity used = i < used_by.size() ? used_by[i] : api::Quantity();
+      ++i;
       if (cap.value < *used.Add(sum)) return alt.result_name + ": shared capacity exceeded";
     }
     return "";

@@ -1,11 +1,13 @@
 #include "model/allocation_state.h"
 
+#include <map>
+
 #include "util/strings.h"
 
 namespace gpuplane::model {
 
 AllocationState::AllocationState(const Inventory& inventory)
-    : in_use_(inventory.devices().size(), 0), capacity_used_(inventory.devices().size()) {
+    : in_use_(inventory.devices().size(), 0), capacity_used_(inventory.capacity_slots()) {
   counters_used_.reserve(inventory.counter_sets().size());
   for (const CounterSetInfo& cs : inventory.counter_sets()) {
     counters_used_.emplace_back(cs.names.size());
@@ -23,39 +25,64 @@ bool AllocationState::CountersFit(const Inventory& inventory, DeviceId d) const 
 
 namespace {
 
-absl::Status AddAll(std::map<std::string, api::Quantity>& into,
-                    const std::map<std::string, api::Quantity>& amounts, bool subtract) {
-  for (const auto& [name, q] : amounts) {
-    api::Quantity& slot = into[name];
-    absl::StatusOr<api::Quantity> next = subtract ? slot.Sub(q) : slot.Add(q);
+absl::Status AddAll(api::Quantity* into, const CapacityAmounts& amounts, bool subtract) {
+  for (size_t i = 0; i < amounts.size(); ++i) {
+    absl::StatusOr<api::Quantity> next =
+        subtract ? into[i].Sub(amounts[i]) : into[i].Add(amounts[i]);
     if (!next.ok()) return next.status();
-    slot = *next;
+    into[i] = *next;
   }
   return absl::OkStatus();
+}
+
+absl::Status CheckShape(const DeviceInfo& info, const CapacityAmounts& consumed) {
+  if (consumed.empty() || consumed.size() == info.capacity.size()) return absl::OkStatus();
+  return absl::InvalidArgumentError(util::Cat("device ", info.spec->name, " has ",
+                                              info.capacity.size(), " capacities, not ",
+                                              consumed.size()));
+}
+
+// A result's consumedCapacity (by name) as amounts parallel to the device's capacity.
+absl::StatusOr<CapacityAmounts> ByIndex(const Inventory& inventory, DeviceId d,
+                                        const std::map<std::string, api::Quantity>& by_name) {
+  const DeviceInfo& info = inventory.devices()[d];
+  if (!info.shareable || by_name.empty()) return CapacityAmounts{};
+  CapacityAmounts amounts(info.capacity.size());
+  for (const auto& [name, q] : by_name) {
+    std::optional<CapacityId> id = inventory.FindCapacity(name);
+    std::optional<uint32_t> i = id ? inventory.CapacityIndex(d, *id) : std::nullopt;
+    if (!i) {
+      return absl::InvalidArgumentError(
+          util::Cat("status.allocation consumes capacity ", name, " of device ", info.spec->name,
+                    ", which does not publish it; the result is skipped"));
+    }
+    amounts[*i] = q;
+  }
+  return amounts;
 }
 
 }  // namespace
 
 absl::Status AllocationState::Allocate(const Inventory& inventory, DeviceId d,
-                                       const std::map<std::string, api::Quantity>& consumed) {
+                                       const CapacityAmounts& consumed) {
   const DeviceInfo& info = inventory.devices()[d];
+  if (absl::Status s = CheckShape(info, consumed); !s.ok()) return s;
   for (const CounterUse& use : info.consumes) {
     absl::StatusOr<api::Quantity> next = counters_used_[use.set][use.counter].Add(use.amount);
     if (!next.ok()) return next.status();
     counters_used_[use.set][use.counter] = *next;
   }
-  if (info.spec->allow_multiple_allocations.value_or(false)) {
-    return AddAll(capacity_used_[d], consumed, false);
-  }
+  if (info.shareable) return AddAll(capacity_used_.data() + info.capacity_slot, consumed, false);
   ++in_use_[d];
   return absl::OkStatus();
 }
 
 absl::Status AllocationState::Release(const Inventory& inventory, DeviceId d,
-                                      const std::map<std::string, api::Quantity>& consumed) {
+                                      const CapacityAmounts& consumed) {
   const DeviceInfo& info = inventory.devices()[d];
+  if (absl::Status s = CheckShape(info, consumed); !s.ok()) return s;
   // Check everything first, so a release of something not allocated changes nothing.
-  bool shareable = info.spec->allow_multiple_allocations.value_or(false);
+  const bool shareable = info.shareable;
   for (const CounterUse& use : info.consumes) {
     if (counters_used_[use.set][use.counter] < use.amount) {
       return absl::FailedPreconditionError(
@@ -63,12 +90,11 @@ absl::Status AllocationState::Release(const Inventory& inventory, DeviceId d,
     }
   }
   if (shareable) {
-    for (const auto& [name, q] : consumed) {
-      auto it = capacity_used_[d].find(name);
-      if (it == capacity_used_[d].end() || it->second < q) {
-        return absl::FailedPreconditionError(util::Cat("device ", info.spec->name, " releases ",
-                                                       q.String(), " of ", name,
-                                                       " that is not allocated"));
+    for (size_t i = 0; i < consumed.size(); ++i) {
+      if (capacity_used_[info.capacity_slot + i] < consumed[i]) {
+        return absl::FailedPreconditionError(
+            util::Cat("device ", info.spec->name, " releases ", consumed[i].String(), " of ",
+                      inventory.capacity_names()[info.capacity[i].id], " that is not allocated"));
       }
     }
   } else if (in_use_[d] == 0) {
@@ -77,7 +103,7 @@ absl::Status AllocationState::Release(const Inventory& inventory, DeviceId d,
   for (const CounterUse& use : info.consumes) {
     counters_used_[use.set][use.counter] = *counters_used_[use.set][use.counter].Sub(use.amount);
   }
-  if (shareable) return AddAll(capacity_used_[d], consumed, true);
+  if (shareable) return AddAll(capacity_used_.data() + info.capacity_slot, consumed, true);
   --in_use_[d];
   return absl::OkStatus();
 }
@@ -97,9 +123,12 @@ std::vector<std::string> AllocationState::ApplyAllocatedClaims(
                                      "/", r.device, ", which no current ResourceSlice publishes"));
         continue;
       }
-      absl::Status s = Allocate(inventory, *d, r.consumed_capacity);
-      if (!s.ok())
-        problems.push_back(util::Cat(api::Label(o.object), ": ", std::string(s.message())));
+      absl::StatusOr<CapacityAmounts> consumed = ByIndex(inventory, *d, r.consumed_capacity);
+      absl::Status s = consumed.ok() ? Allocate(inventory, *d, *consumed) : consumed.status();
+      if (!s.ok()) {
+        problems.push_back(util::Cat(o.file, ":", o.line, ": ", api::Label(o.object), ": ",
+                                     std::string(s.message())));
+      }
     }
   }
   return problems;

@@ -5,7 +5,7 @@
 #ifndef GPUPLANE_MODEL_ALLOCATION_STATE_H_
 #define GPUPLANE_MODEL_ALLOCATION_STATE_H_
 
-#include <map>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -15,6 +15,10 @@
 
 namespace gpuplane::model {
 
+// Capacity one allocation consumes on a device that allows multiple allocations, parallel to
+// the device's DeviceInfo::capacity; empty for other devices.
+using CapacityAmounts = std::vector<api::Quantity>;
+
 class AllocationState {
  public:
   explicit AllocationState(const Inventory& inventory);
@@ -23,9 +27,12 @@ class AllocationState {
   const api::Quantity& counter_used(CounterSetId set, uint32_t counter) const {
     return counters_used_[set][counter];
   }
-  // Capacity already consumed on a shareable device, by capacity name as published.
-  const std::map<std::string, api::Quantity>& capacity_used(DeviceId d) const {
-    return capacity_used_[d];
+  // Capacity already consumed on a shareable device, parallel to DeviceInfo::capacity (empty
+  // for devices that do not allow multiple allocations).
+  std::span<const api::Quantity> capacity_used(const Inventory& inventory, DeviceId d) const {
+    const DeviceInfo& info = inventory.devices()[d];
+    if (info.capacity_slot == kNoId) return {};
+    return {capacity_used_.data() + info.capacity_slot, info.capacity.size()};
   }
 
   // Whether the counters `d` consumes are still available in full.
@@ -34,22 +41,22 @@ class AllocationState {
   // Records one allocation of `d`: exclusive use, unless the device allows multiple
   // allocations, in which case `consumed` capacity is added; counters are consumed either
   // way. Admin-access results must not be recorded (they do not count as use).
-  absl::Status Allocate(const Inventory& inventory, DeviceId d,
-                        const std::map<std::string, api::Quantity>& consumed);
+  // REQUIRES: `consumed` is empty or parallel to the device's capacity.
+  absl::Status Allocate(const Inventory& inventory, DeviceId d, const CapacityAmounts& consumed);
   // Undoes one Allocate with the same arguments.
-  absl::Status Release(const Inventory& inventory, DeviceId d,
-                       const std::map<std::string, api::Quantity>& consumed);
+  absl::Status Release(const Inventory& inventory, DeviceId d, const CapacityAmounts& consumed);
 
   // Records the status.allocation of every ResourceClaim among `objects` (admin-access
-  // results excepted). Results that name devices the inventory does not have are returned as
-  // messages naming the claim; they are skipped.
+  // results excepted). Results that name devices the inventory does not have, or consumed
+  // capacity their device does not publish, are returned as messages naming the claim; they
+  // are skipped.
   std::vector<std::string> ApplyAllocatedClaims(const Inventory& inventory,
                                                 const std::vector<api::SourcedObject>& objects);
 
  private:
   std::vector<uint32_t> in_use_;
   std::vector<std::vector<api::Quantity>> counters_used_;
-  std::vector<std::map<std::string, api::Quantity>> capacity_used_;
+  std::vector<api::Quantity> capacity_used_;  // by capacity slot (DeviceInfo::capacity_slot)
 };
 
 }  // namespace gpuplane::model

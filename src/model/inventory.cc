@@ -121,11 +121,28 @@ class InventoryBuilder {
     const std::optional<std::string>& node_name =
         owned.spec.node_name ? owned.spec.node_name : d.node_name;
     if (node_name) info.node = AddNode(*node_name);
+    Capacities(d, info);
     info.cel_value = cel::DeviceValue(key.driver, d, &values_);
     DeviceId id = static_cast<DeviceId>(inv_.devices_.size());
     inv_.device_index_.emplace(util::Cat(key.driver, "/", key.name, "/", d.name), id);
     pool.devices.push_back(id);
     inv_.devices_.push_back(std::move(info));
+  }
+
+  // The device's capacities by interned name, and its consumption slots when it is shareable.
+  void Capacities(const api::Device& d, DeviceInfo& info) {
+    info.shareable = d.allow_multiple_allocations.value_or(false);
+    info.capacity.reserve(d.capacity.size());
+    for (const auto& [name, cap] : d.capacity) {
+      auto [it, inserted] = inv_.capacity_index_.try_emplace(
+          name, static_cast<CapacityId>(inv_.capacity_names_.size()));
+      if (inserted) inv_.capacity_names_.push_back(name);
+      info.capacity.push_back(DeviceCapacityInfo{it->second, &cap});
+    }
+    if (info.shareable) {
+      info.capacity_slot = inv_.capacity_slots_;
+      inv_.capacity_slots_ += static_cast<uint32_t>(info.capacity.size());
+    }
   }
 
   // The device's counter consumption by counter set and counter index; false (with a
@@ -226,6 +243,20 @@ const api::DeviceAttribute* Inventory::Attribute(DeviceId d, const std::string& 
     if (it != dev.attributes.end()) return &it->second;
   }
   return nullptr;
+}
+
+std::optional<CapacityId> Inventory::FindCapacity(std::string_view name) const {
+  auto it = capacity_index_.find(name);
+  if (it == capacity_index_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::optional<uint32_t> Inventory::CapacityIndex(DeviceId d, CapacityId id) const {
+  const std::vector<DeviceCapacityInfo>& caps = devices_[d].capacity;
+  for (uint32_t i = 0; i < caps.size(); ++i) {
+    if (caps[i].id == id) return i;
+  }
+  return std::nullopt;
 }
 
 std::optional<NodeId> Inventory::FindNode(const std::string& name) const {

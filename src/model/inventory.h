@@ -2,7 +2,8 @@
 // from DeviceClasses, ResourceSlices and Nodes. Only the highest generation of each pool
 // counts; a pool is complete once all its slices of that generation are present. Each device
 // knows its pool, the node it is local to (if any), the counters it consumes (resolved to
-// counter-set ids) and its CEL `device` value. Each node knows every device it can reach
+// counter-set ids), its capacities (names interned to dense CapacityIds, so hot paths compare
+// integers) and its CEL `device` value. Each node knows every device it can reach
 // (node-local, nodeSelector, allNodes, per-device selection). Immutable after Build; safe to
 // read from several threads. Move-only (devices point into slices it owns).
 #ifndef GPUPLANE_MODEL_INVENTORY_H_
@@ -13,6 +14,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "api/object.h"
@@ -25,6 +27,7 @@ using NodeId = uint32_t;
 using PoolId = uint32_t;
 using DeviceId = uint32_t;
 using CounterSetId = uint32_t;
+using CapacityId = uint32_t;  // a capacity name as devices publish it ("memory"), interned
 inline constexpr uint32_t kNoId = UINT32_MAX;
 
 struct CounterUse {
@@ -33,13 +36,26 @@ struct CounterUse {
   api::Quantity amount;
 };
 
+// One capacity a device publishes.
+struct DeviceCapacityInfo {
+  CapacityId id = kNoId;
+  const api::DeviceCapacity* spec = nullptr;  // owned by the Inventory
+};
+
 struct DeviceInfo {
   PoolId pool = kNoId;
   const api::Device* spec = nullptr;          // owned by the Inventory
   const api::ResourceSlice* slice = nullptr;  // the slice that publishes it, owned likewise
   std::vector<CounterUse> consumes;
-  NodeId node = kNoId;   // set for node-local devices
-  cel::Value cel_value;  // the DRA `device` variable, built once
+  // Its capacities in published-name order (the order of spec->capacity). Capacity consumed on
+  // a device is a vector parallel to this one.
+  std::vector<DeviceCapacityInfo> capacity;
+  // Devices that allow multiple allocations: the first of capacity.size() consecutive slots
+  // (AllocationState keeps what is consumed per slot); kNoId for the others.
+  uint32_t capacity_slot = kNoId;
+  bool shareable = false;  // allowMultipleAllocations
+  NodeId node = kNoId;     // set for node-local devices
+  cel::Value cel_value;    // the DRA `device` variable, built once
 };
 
 struct PoolInfo {
@@ -85,6 +101,13 @@ class Inventory {
   const std::vector<DeviceInfo>& devices() const { return devices_; }
   const std::vector<CounterSetInfo>& counter_sets() const { return counter_sets_; }
   const std::vector<std::string>& warnings() const { return warnings_; }
+  // Published capacity names by CapacityId, and how many capacity slots shareable devices have.
+  const std::vector<std::string>& capacity_names() const { return capacity_names_; }
+  uint32_t capacity_slots() const { return capacity_slots_; }
+  // The id of a published capacity name; nullopt when no device publishes it.
+  std::optional<CapacityId> FindCapacity(std::string_view name) const;
+  // The index into devices()[d].capacity of capacity `id`; nullopt when `d` lacks it.
+  std::optional<uint32_t> CapacityIndex(DeviceId d, CapacityId id) const;
   // Devices that consume each counter set, ascending (parallel to counter_sets()).
   const std::vector<std::vector<DeviceId>>& counter_set_devices() const {
     return counter_set_devices_;
@@ -116,6 +139,9 @@ class Inventory {
   std::vector<std::vector<DeviceId>> counter_set_devices_;
   std::map<std::string, NodeId, std::less<>> node_index_;
   std::map<std::string, DeviceId, std::less<>> device_index_;  // "driver/pool/device"
+  std::vector<std::string> capacity_names_;
+  std::map<std::string, CapacityId, std::less<>> capacity_index_;
+  uint32_t capacity_slots_ = 0;
   std::vector<std::string> warnings_;
 };
 

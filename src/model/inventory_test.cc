@@ -143,22 +143,43 @@ TEST(AllocationStateTest, SharedDevicesAccumulateCapacityAndClaimsApply) {
       "spec: {devices: {requests: [{name: r, exactly: {deviceClassName: x}}]}}\n"
       "status:\n  allocation:\n    devices:\n      results:\n"
       "      - {request: r, driver: gpu.nvidia.com, pool: p, device: gpu-1}\n"
-      "      - {request: r, driver: gpu.nvidia.com, pool: p, device: gone}\n";
+      "      - {request: r, driver: gpu.nvidia.com, pool: p, device: gone}\n"
+      "      - {request: r, driver: gpu.nvidia.com, pool: p, device: shared, shareID: a,\n"
+      "         consumedCapacity: {memory: 5Gi}}\n"
+      "      - {request: r, driver: gpu.nvidia.com, pool: p, device: shared, shareID: b,\n"
+      "         consumedCapacity: {power: 1}}\n";
   api::Loader loader;
   loader.AddText(yaml, "t.yaml", api::Format::kYaml);
   api::LoadResult r = loader.Finish();
   Inventory inv = Inventory::Build(r.objects);
   AllocationState state(inv);
   DeviceId shared = *inv.FindDevice("gpu.nvidia.com", "p", "shared");
-  std::map<std::string, api::Quantity> ten{{"memory", *api::Quantity::Parse("10Gi")}};
+  // Capacity names are interned; a shareable device has one slot per capacity.
+  ASSERT_TRUE(inv.FindCapacity("memory").has_value());
+  EXPECT_FALSE(inv.FindCapacity("power").has_value());
+  EXPECT_EQ(inv.capacity_names()[*inv.FindCapacity("memory")], "memory");
+  EXPECT_EQ(inv.capacity_slots(), 1u);
+  EXPECT_EQ(inv.CapacityIndex(shared, *inv.FindCapacity("memory")), 0u);
+  const CapacityAmounts ten{*api::Quantity::Parse("10Gi")};
   ASSERT_TRUE(state.Allocate(inv, shared, ten).ok());
   ASSERT_TRUE(state.Allocate(inv, shared, ten).ok());
   EXPECT_FALSE(state.in_use(shared));
-  EXPECT_EQ(state.capacity_used(shared).at("memory").String(), "20Gi");
+  EXPECT_EQ(state.capacity_used(inv, shared)[0].String(), "20Gi");
+  EXPECT_TRUE(state.capacity_used(inv, *inv.FindDevice("gpu.nvidia.com", "p", "gpu-1")).empty());
+  // Amounts must be parallel to the device's capacity.
+  EXPECT_FALSE(state.Allocate(inv, shared, {ten[0], ten[0]}).ok());
   std::vector<std::string> problems = state.ApplyAllocatedClaims(inv, r.objects);
   EXPECT_TRUE(state.in_use(*inv.FindDevice("gpu.nvidia.com", "p", "gpu-1")));
-  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_EQ(state.capacity_used(inv, shared)[0].String(), "25Gi");
+  ASSERT_EQ(problems.size(), 2u);
   EXPECT_NE(problems[0].find("gpu.nvidia.com/p/gone"), std::string::npos);
+  EXPECT_NE(problems[1].find("t.yaml:"), std::string::npos);
+  EXPECT_NE(problems[1].find("capacity power of device shared"), std::string::npos);
+  // A release of more than is held changes nothing.
+  EXPECT_FALSE(state.Release(inv, shared, {*api::Quantity::Parse("30Gi")}).ok());
+  EXPECT_EQ(state.capacity_used(inv, shared)[0].String(), "25Gi");
+  ASSERT_TRUE(state.Release(inv, shared, ten).ok());
+  EXPECT_EQ(state.capacity_used(inv, shared)[0].String(), "15Gi");
 }
 
 TEST(NodeSelectorTest, Operators) {

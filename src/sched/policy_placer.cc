@@ -16,6 +16,8 @@ absl::StatusOr<std::unique_ptr<PolicyPlacer>> PolicyPlacer::Make(
   const model::Inventory& inv = snapshot.inventory();
   p->view_node_.assign(inv.nodes().size(), UINT32_MAX);
   p->device_gpu_.assign(inv.devices().size(), {UINT32_MAX, -1});
+  p->gpu_capacity_.assign(inv.devices().size(), -1);
+  const std::optional<model::CapacityId> gpu = inv.FindCapacity("gpu");
   for (uint32_t n = 0; n < p->view_.nodes.size(); ++n) {
     const NodeView& nv = p->view_.nodes[n];
     std::optional<model::NodeId> id = inv.FindNode(nv.name);
@@ -29,6 +31,8 @@ absl::StatusOr<std::unique_ptr<PolicyPlacer>> PolicyPlacer::Make(
             util::Cat("GPU ", g, " of node ", nv.name, " is not the snapshot's device"));
       }
       p->device_gpu_[d] = {n, g};
+      std::optional<uint32_t> index = gpu ? inv.CapacityIndex(d, *gpu) : std::nullopt;
+      if (index && inv.devices()[d].shareable) p->gpu_capacity_[d] = static_cast<int32_t>(*index);
     }
   }
   return p;
@@ -63,8 +67,9 @@ void PolicyPlacer::Apply(const PodDemand& pod, uint32_t node,
                          const std::vector<alloc::Choice>& choices, int sign) {
   NodeView& nv = view_.nodes[node];
   for (const alloc::Choice& ch : choices) {
-    auto it = ch.consumed.find("gpu");
-    int64_t milli = it == ch.consumed.end() ? 0 : it->second.MilliValue();
+    const int32_t gpu = gpu_capacity_[ch.device];
+    const size_t index = static_cast<size_t>(gpu);
+    int64_t milli = gpu < 0 || index >= ch.consumed.size() ? 0 : ch.consumed[index].MilliValue();
     nv.gpu_free[device_gpu_[ch.device].second] -= sign * static_cast<int>(milli);
     allocated_milli_ += sign * milli;
   }

@@ -64,7 +64,8 @@ class PolicyPlacer : public Placer {
   std::vector<model::NodeId> inventory_node_;         // view node -> inventory node
   std::vector<uint32_t> view_node_;                   // inventory node -> view node
   std::vector<std::pair<uint32_t, int>> device_gpu_;  // device -> (view node, GPU index)
-  std::vector<int> picked_;                           // the GPUs of the last Choose
+  std::vector<int32_t> gpu_capacity_;  // device -> index of its "gpu" capacity, or -1
+  std::vector<int> picked_;            // the GPUs of the last Choose
   bool chose_ = false;
   int64_t allocated_milli_ = 0;
   int64_t disagreements_ = 0;
