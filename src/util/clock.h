@@ -2,8 +2,9 @@
 // system's clocks, so tests drive it with a ManualClock and outputs that must not depend on
 // timing never see it. Two real clocks: WallClock() (seconds since the Unix epoch, for time
 // stamps and schedules) and MonotonicClock() (seconds from an arbitrary start, never going
-// back, for durations). A Stopwatch measures elapsed seconds on either. All are thread-safe;
-// the real clocks are process-wide singletons that live forever.
+// back, for durations). A Stopwatch measures elapsed seconds on either and borrows its clock,
+// which must outlive it. All are thread-safe; the real clocks are process-wide singletons that
+// live forever.
 #ifndef GPUPLANE_UTIL_CLOCK_H_
 #define GPUPLANE_UTIL_CLOCK_H_
 
