@@ -41,7 +41,21 @@ enum class CallOp : uint8_t {
 };
 
 // Which macro a comprehension came from; the evaluator implements each directly.
-enum class Macro : uint8_t { kNone, kAll, kExists, kExistsOne, kMap, kMapFilter, kFilter, kBind };
+// The transform* macros are the two-variable comprehensions of CEL's comprehensions extension
+// (cel-go ext.TwoVarComprehensions, part of Kubernetes' CEL environment).
+enum class Macro : uint8_t {
+  kNone,
+  kAll,
+  kExists,
+  kExistsOne,
+  kMap,
+  kMapFilter,
+  kFilter,
+  kBind,
+  kTransformList,      // (i, v, [filter,] value) -> list
+  kTransformMap,       // (k, v, [filter,] value) -> map from the index/key to the value
+  kTransformMapEntry,  // (k, v, [filter,] {key: value}) -> the entries merged into one map
+};
 
 struct Expr {
   // kPath is made by the planner only: `name.step.step` / `name["step"]` lookups of constant
@@ -70,8 +84,8 @@ struct Expr {
   std::string iter_var;
   std::string iter_var2;  // two-variable forms: index/key and value
   ExprPtr iter_range;
-  ExprPtr predicate;  // all/exists/exists_one/filter predicate; map filter
-  ExprPtr transform;  // map transform; bind: the body
+  ExprPtr predicate;  // all/exists/exists_one/filter predicate; map and transform* filter
+  ExprPtr transform;  // map and transform* transform; bind: the body
 };
 
 }  // namespace gpuplane::cel

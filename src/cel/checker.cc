@@ -514,10 +514,19 @@ class Checker {
         Fail(e.predicate->pos, util::Cat("the predicate must be a bool, not ", Name(p.kind)));
       }
     }
-    if (e.macro == Macro::kMap || e.macro == Macro::kMapFilter) {
+    if (e.macro == Macro::kMap || e.macro == Macro::kMapFilter ||
+        e.macro == Macro::kTransformList) {
       result = ListOf(Infer(*e.transform));
     } else if (e.macro == Macro::kFilter) {
       result = ListOf(v1);
+    } else if (e.macro == Macro::kTransformMap) {
+      result = MapOf(v1, Infer(*e.transform));
+    } else if (e.macro == Macro::kTransformMapEntry) {
+      result = Infer(*e.transform);
+      if (result.kind != T::kMap && result.kind != T::kDyn) {
+        result = Fail(e.transform->pos,
+                      util::Cat("transformMapEntry needs a map entry, not ", Name(result.kind)));
+      }
     }
     scope_.resize(scope_.size() - (two ? 2 : 1));
     return result;

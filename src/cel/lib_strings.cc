@@ -1,5 +1,6 @@
 // The strings extension (charAt, indexOf, lastIndexOf, lowerAscii, upperAscii, replace,
-// split, substring, trim, reverse, join, format, strings.quote). Indexes count code points.
+// split, substring, trim, reverse, join, strings.quote; format is in lib_format.cc). Indexes
+// count code points.
 #include <cmath>
 #include <cstdio>
 
@@ -258,116 +259,6 @@ Value Quote(std::span<const Value> a) {
   return Value::String(std::move(out));
 }
 
-// Largest precision a format clause may ask for ("%.1000f"), so output stays bounded.
-constexpr int kMaxPrecision = 1000;
-
-std::string FormatOne(char verb, int precision, const Value& v, bool* ok) {
-  *ok = true;
-  char buf[128];
-  switch (verb) {
-    case 's': {
-      if (v.kind() == Kind::kList || v.kind() == Kind::kMap) break;
-      Value s = CallBuiltin("string", CallStyle::kGlobal, {&v, 1});
-      if (s.is_error()) break;
-      return s.str();
-    }
-    case 'd':
-      if (v.kind() == Kind::kInt) return std::to_string(v.int_value());
-      if (v.kind() == Kind::kUint) return std::to_string(v.uint_value());
-      break;
-    case 'f':
-    case 'e': {
-      Value d = CallBuiltin("double", CallStyle::kGlobal, {&v, 1});
-      if (d.is_error() || v.kind() == Kind::kString) break;
-      double x = d.double_value();
-      if (std::isnan(x)) return "NaN";
-      if (std::isinf(x)) return x > 0 ? "Infinity" : "-Infinity";
-      // Sized first: %f of 1e308 has 309 digits before the point, plus the precision.
-      const char* form = verb == 'f' ? "%.*f" : "%.*e";
-      const int digits = precision < 0 ? 6 : precision;
-      std::string out(static_cast<size_t>(std::snprintf(nullptr, 0, form, digits, x)), '\0');
-      std::snprintf(out.data(), out.size() + 1, form, digits, x);
-      return out;
-    }
-    case 'x':
-    case 'X':
-    case 'o':
-    case 'b': {
-      if (v.kind() == Kind::kString || v.kind() == Kind::kBytes) {
-        if (verb != 'x' && verb != 'X') break;
-        std::string out;
-        for (char c : v.str()) {
-          std::snprintf(buf, sizeof buf, verb == 'x' ? "%02x" : "%02X",
-                        static_cast<unsigned char>(c));
-          out += buf;
-        }
-        return out;
-      }
-      if (v.kind() != Kind::kInt && v.kind() != Kind::kUint) break;
-      bool neg = v.kind() == Kind::kInt && v.int_value() < 0;
-      uint64_t u = v.kind() == Kind::kUint ? v.uint_value()
-                   : neg                   ? 0 - static_cast<uint64_t>(v.int_value())
-                                           : static_cast<uint64_t>(v.int_value());
-      std::string digits;
-      int base = verb == 'o' ? 8 : verb == 'b' ? 2 : 16;
-      const char* set = verb == 'X' ? "0123456789ABCDEF" : "0123456789abcdef";
-      do {
-        digits.insert(digits.begin(), set[u % static_cast<uint64_t>(base)]);
-        u /= static_cast<uint64_t>(base);
-      } while (u > 0);
-      return (neg ? "-" : "") + digits;
-    }
-    default:
-      break;
-  }
-  *ok = false;
-  return "";
-}
-
-Value Format(std::span<const Value> a) {
-  if (!IsStr(a[0]) || a[1].kind() != Kind::kList) return ArgError("format", a);
-  const std::string& f = a[0].str();
-  const std::vector<Value>& args = a[1].list();
-  std::string out;
-  size_t next = 0;
-  for (size_t i = 0; i < f.size(); ++i) {
-    if (f[i] != '%') {
-      out.push_back(f[i]);
-      continue;
-    }
-    if (i + 1 < f.size() && f[i + 1] == '%') {
-      out.push_back('%');
-      ++i;
-      continue;
-    }
-    int precision = -1;
-    size_t j = i + 1;
-    if (j < f.size() && f[j] == '.') {
-      precision = 0;
-      ++j;
-      while (j < f.size() && f[j] >= '0' && f[j] <= '9') {
-        precision = precision * 10 + (f[j++] - '0');
-        if (precision > kMaxPrecision) {
-          return Value::Error(util::Cat("format: precision over ", kMaxPrecision));
-        }
-      }
-    }
-    if (j >= f.size()) return Value::Error("format: unterminated formatting clause");
-    if (next >= args.size())
-      return Value::Error("format: index " + std::to_string(next) + " out of range");
-    bool ok;
-    std::string piece = FormatOne(f[j], precision, args[next], &ok);
-    if (!ok) {
-      return Value::Error(util::Cat("format: clause %", std::string(1, f[j]),
-                                    " does not apply to a value of type ", args[next].TypeName()));
-    }
-    out += piece;
-    ++next;
-    i = j;
-  }
-  return Value::String(std::move(out));
-}
-
 Value CharAtFn(std::span<const Value> a) { return CharAt(a); }
 Value IndexOfFn(std::span<const Value> a) {
   if (a[0].kind() == Kind::kList) {
@@ -408,7 +299,6 @@ constexpr LibraryOverload kStrings[] = {
     {"reverse", true, 1, &Reverse},
     {"join", true, 1, &Join},
     {"join", true, 2, &Join},
-    {"format", true, 2, &Format},
     {"strings.quote", false, 1, &Quote},
 };
 

@@ -20,7 +20,7 @@ struct Key {
 const std::map<Key, LibraryOverload>& Registry() {
   static const auto* registry = [] {
     auto* m = new std::map<Key, LibraryOverload>();
-    for (auto table : {StringsLibrary(), ListsLibrary(), KubernetesLibrary()}) {
+    for (auto table : {StringsLibrary(), FormatLibrary(), ListsLibrary(), KubernetesLibrary()}) {
       for (const LibraryOverload& o : table) {
         m->emplace(Key{std::string(o.name), o.receiver, static_cast<size_t>(o.arity)}, o);
       }

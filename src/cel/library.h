@@ -36,8 +36,14 @@ bool IsFunctionNamespace(std::string_view ident);
 
 // Per-file tables, concatenated by the registry.
 std::span<const LibraryOverload> StringsLibrary();
+std::span<const LibraryOverload> FormatLibrary();
 std::span<const LibraryOverload> ListsLibrary();
 std::span<const LibraryOverload> KubernetesLibrary();
+
+// Checks a format() call whose format string is a constant and whose argument is a list
+// literal of `arg_count` values, as Kubernetes does when it compiles one: every clause is known,
+// and clauses and values pair up exactly. Returns the problem, or "" when there is none.
+std::string CheckFormatCall(const std::string& format, size_t arg_count);
 
 // Helpers shared by the library files.
 Value ArgError(std::string_view name, std::span<const Value> args);

@@ -83,14 +83,62 @@ TEST(LibraryTest, Strings) {
       {"strings.quote('a\"b\\n')", "'\"a\\\\\"b\\\\n\"'"},
       {"'abc'.reverse()", "'cba'"},
       {"'héllo'.reverse()", "'olléh'"},
+  });
+}
+
+// Expected values are what Kubernetes' CEL (k8s.io/apiserver v0.35.0's base environment, cel-go
+// v0.26.0, strings library version 2) returns for the same expressions.
+TEST(LibraryTest, Format) {
+  RunAll({
       {"'%s has %d GPUs, %.1f%%'.format(['node', 8, 99.5])", "'node has 8 GPUs, 99.5%'"},
       {"'%x %X %o %b'.format([255, 255, 8, 5])", "'ff FF 10 101'"},
+      {"'%x %o'.format([-26, -8])", "'-1a -10'"},
+      {"'%x'.format([b'\\xff'])", "'ff'"},
+      {"'%b %b'.format([true, false])", "'1 0'"},
+      {"'%s'.format([null])", "'null'"},
+      {"'%s'.format([[1, 2]])", "'[1, 2]'"},
+      {"'%s'.format([[1, 'a', 2.5, true, null, b'xy', [3], {'k': 1}]])",
+       "'[1, \"a\", 2.500000, true, null, b\"xy\", [3], {\"k\":1}]'"},
+      {"'%s'.format([{'b': 1, 'a': [2.0], 3: 'x'}])", "'{\"a\":[2.000000], \"b\":1, 3:\"x\"}'"},
+      {"'%s'.format([{true: 1, false: 2}])", "'{false:2, true:1}'"},
+      {"'%s'.format([[double('NaN'), double('Infinity'), -double('Infinity'), -0.0]])",
+       "'[\"NaN\", \"+Inf\", \"-Inf\", -0.000000]'"},
+      {R"('%s'.format([['q"b\\s\n\té \u0001 \u00ad']]))", R"(r'["q\"b\\s\n\té \x01 \u00ad"]')"},
+      {"'%s'.format([[type(1)]])", "'[int]'"},
+      {"'%s %s'.format([1.5, 1e100])", "'1.5 1e+100'"},
+      {"'%s'.format([b'\\xff'])", "error: does not apply"},
+      {"'%s'.format([optional.of(1)])", "error: does not apply"},
+      // %f and %e for the en-US locale: grouped thousands, "×10" and superscripts, ∞.
+      {"'%f'.format([1234567.0])", "'1,234,567.000000'"},
+      {"'%.2f'.format([-1234567.891])", "'-1,234,567.89'"},
+      {"'%f %f %f'.format([-0.0, -1e-7, 999.9999999])", "'0.000000 -0.000000 1,000.000000'"},
+      {"'%f %f %f'.format([double('Infinity'), 'NaN', '-Infinity'])", "'\u221e NaN -\u221e'"},
+      {"'%.0f %.0f'.format([2.5, -0.4])", "'2 -0'"},
+      {"'%.20f'.format([0.1])", "'0.10000000000000000555'"},
+      {"'%e'.format([2.71828])", "'2.718280\u00d710\u2070\u2070'"},
+      {"'%e'.format([-1e-7])", "'-1.000000\u00d710\u207b\u2070\u2077'"},
+      {"'%e'.format([1e-100])", "'1.000000\u00d710\u207b\u00b9\u2070\u2070'"},
+      {"'%.2e'.format([1234567.0])", "'1.234567\u00d710\u2070\u2076'"},
+      {"'%.20e'.format([1.5])", "'       1.500000\u00d710\u2070\u2070'"},
+      {"'%e|%e'.format([double('NaN'), -double('Infinity')])", "'   NaN|    -\u221e'"},
+      {"'%f'.format([1])", "error: does not apply"},
+      {"'%d'.format([1.5])", "error: does not apply"},
+      {"'%d'.format([double('NaN')])", "error: does not apply"},
       {"'%d'.format(['x'])", "error: does not apply"},
-      {"'%s %s'.format([1])", "error: out of range"},
+      {"'%.3d'.format([1])", "'1'"},
+      // Checked when compiled, as Kubernetes does for a constant format and a list literal.
+      {"'%s %s'.format([1])", "error: index 1 out of range"},
+      {"'%d'.format([1, 2])", "error: too many arguments"},
+      {"'%q'.format([1])", "error: unrecognized formatting clause"},
+      {"'%5d'.format([1])", "error: unrecognized formatting clause"},
+      {"'%'.format([1])", "error: unterminated"},
+      {"false && '%d'.format([1.5]) == ''", "error: does not apply"},
+      {"cel.bind(l, [1, 2], '%d'.format(l))", "'1'"},
+      {"dyn('%d').format([1, 2])", "'1'"},
       // Found by the fuzzer: a precision that overflowed int, and %f of large doubles that a
-      // fixed buffer cut short.
+      // fixed buffer cut short. (Kubernetes takes precision modulo 256 above 255; we do not.)
       {"'%.2155555555555f'.format([1.0])", "error: precision over 1000"},
-      {"'%.0f'.format([1e300]).size()", "301"},
+      {"'%.0f'.format([1e300]).size()", "401"},
       {"'%.1000f'.format([0.5]).size()", "1002"},
   });
 }
@@ -255,6 +303,23 @@ TEST(LibraryTest, BindAndTwoVariableComprehensions) {
       {"{'a': 1, 'b': 2}.exists(k, v, k == 'b' && v == 2)", "true"},
       {"[1, 2, 3].existsOne(i, v, v > i + 1)", "false"},
       {"[1, 2, 3].map(x, x > 1, x * 10)", "[20, 30]"},
+      {"[10, 20].transformList(i, v, i + v)", "[10, 21]"},
+      {"[1, 2, 3, 4].transformList(i, v, v > 2, v * 2)", "[6, 8]"},
+      {"{'a': 1, 'b': 2}.transformList(k, v, k + string(v))", "['a1', 'b2']"},
+      {"{'a': 1, 'b': 2}.transformMap(k, v, v * 10)", "{'a': 10, 'b': 20}"},
+      {"{'a': 1, 'b': 2}.transformMap(k, v, v > 1, k + '!')", "{'b': 'b!'}"},
+      {"[1, 2, 3].transformMap(i, v, i * v + v)", "{0: 1, 1: 4, 2: 9}"},
+      {"{'greeting': 'hello'}.transformMapEntry(k, v, {v: k})", "{'hello': 'greeting'}"},
+      {"[1, 2].transformMapEntry(i, v, {string(i): v})", "{'0': 1, '1': 2}"},
+      {"{'a': 1}.transformMapEntry(k, v, {})", "{}"},
+      {"[1, 2, 3].transformMapEntry(i, v, v != 2, {v: i})", "{1: 0, 3: 2}"},
+      {"{1: 2, 3: 4}.transformMapEntry(k, v, {0: v})",
+       "error: insert failed: key 0 already exists"},
+      {"[1].transformMapEntry(i, v, v)", "error: "},
+      {"[1].transformList(i, i, i)", "error: "},
+      {"[1].transformList(i, v)", "error: "},
+      {"[1].transformList(i.j, v, v)", "error: "},
+      {"1.transformList(i, v, v)", "error: "},
   });
 }
 

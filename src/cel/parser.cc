@@ -288,6 +288,7 @@ class Parser {
   // all, exists, exists_one, map, filter (and two-variable all/exists/existsOne).
   ExprPtr ExpandReceiverMacro(ExprPtr& target, const std::string& name, std::vector<ExprPtr>& args,
                               int32_t pos) {
+    if (name.starts_with("transform")) return ExpandTransformMacro(target, name, args, pos);
     Macro m = Macro::kNone;
     if (name == "all") m = Macro::kAll;
     if (name == "exists") m = Macro::kExists;
@@ -313,6 +314,29 @@ class Parser {
     } else {
       c->predicate = std::move(args[1]);
     }
+    return c;
+  }
+
+  // transformList, transformMap, transformMapEntry: (var, var2, [filter,] transform).
+  ExprPtr ExpandTransformMacro(ExprPtr& target, const std::string& name, std::vector<ExprPtr>& args,
+                               int32_t pos) {
+    Macro m = Macro::kNone;
+    if (name == "transformList") m = Macro::kTransformList;
+    if (name == "transformMap") m = Macro::kTransformMap;
+    if (name == "transformMapEntry") m = Macro::kTransformMapEntry;
+    if (m == Macro::kNone || args.size() < 3 || args.size() > 4) return nullptr;
+    std::string var, var2;
+    if (!SimpleName(args[0], &var) || !SimpleName(args[1], &var2)) {
+      Fail(args[0]->pos, "argument must be a simple name");
+      return nullptr;
+    }
+    if (var == var2) {
+      Fail(args[1]->pos, util::Cat("duplicate variable name: ", var));
+      return nullptr;
+    }
+    ExprPtr c = Comprehension(m, std::move(target), var, var2, pos);
+    if (args.size() == 4) c->predicate = std::move(args[2]);
+    c->transform = std::move(args.back());
     return c;
   }
 

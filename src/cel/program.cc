@@ -392,6 +392,15 @@ class Evaluator {
       return Value::Error(
           util::Cat("cannot iterate over a value of type '", range.TypeName(), "'"));
     }
+    if (e.macro == Macro::kTransformList || e.macro == Macro::kTransformMap ||
+        e.macro == Macro::kTransformMapEntry) {
+      return Transform(e, range);
+    }
+    return Iterate(e, range);
+  }
+
+  // all, exists, exists_one, map and filter over a list or a map.
+  Value Iterate(const Expr& e, const Value& range) {
     bool is_map = range.kind() == Kind::kMap;
     size_t n = is_map ? range.map().size() : range.list().size();
     bool two = !e.iter_var2.empty();
@@ -460,6 +469,58 @@ class Evaluator {
       default:
         return Value::List(std::move(out));
     }
+  }
+
+  // transformList, transformMap, transformMapEntry over a list (index, element) or a map (key,
+  // value). transformMapEntry's entries may not repeat a key (an error, as in cel-go).
+  Value Transform(const Expr& e, const Value& range) {
+    const bool is_map = range.kind() == Kind::kMap;
+    const size_t n = is_map ? range.map().size() : range.list().size();
+    std::vector<Value> list;
+    std::vector<MapEntry> entries;
+    for (size_t i = 0; i < n; ++i) {
+      if (++cost_ > limit_) {
+        Value tmp;
+        return *CostExceeded(tmp);
+      }
+      Value first = is_map ? range.map()[i].key : Value::Int(static_cast<int64_t>(i));
+      Local v1(*this, e.iter_var, first);
+      Local v2(*this, e.iter_var2, is_map ? range.map()[i].value : range.list()[i]);
+      if (e.predicate) {
+        Value p = Eval(*e.predicate);
+        if (p.kind() != Kind::kBool) return p.is_error() ? p : NoOverload("filter", {p});
+        if (!p.bool_value()) continue;
+      }
+      Value t = Eval(*e.transform);
+      if (cost_ > limit_) {
+        Value tmp;
+        return *CostExceeded(tmp);
+      }
+      if (t.is_error()) return t;
+      if (e.macro == Macro::kTransformList) {
+        list.push_back(std::move(t));
+      } else if (e.macro == Macro::kTransformMap) {
+        entries.push_back(MapEntry{std::move(first), std::move(t)});
+      } else if (Value merged = MergeEntries(t, entries); merged.is_error()) {
+        return merged;
+      }
+    }
+    if (e.macro == Macro::kTransformList) return Value::List(std::move(list));
+    return Value::Map(std::move(entries));
+  }
+
+  static Value MergeEntries(const Value& entry, std::vector<MapEntry>& into) {
+    if (entry.kind() != Kind::kMap) return NoOverload("transformMapEntry", {entry});
+    for (const MapEntry& add : entry.map()) {
+      for (const MapEntry& existing : into) {
+        if (Equal(existing.key, add.key)) {
+          return Value::Error(
+              util::Cat("insert failed: key ", ToCelText(add.key), " already exists"));
+        }
+      }
+      into.push_back(add);
+    }
+    return Value::Bool(true);
   }
 
   const Activation& act_;
@@ -543,12 +604,43 @@ void PlanRegex(Expr& e, std::string_view source, std::string& problem) {
   }
 }
 
+// A format() call on a constant format string with a list literal checks at compile time, as
+// Kubernetes does: a bad clause, a count mismatch or (all values constant) a value its clause
+// does not take is the program's compile error. Runs before the call's operands are folded,
+// so only literals count, as in Kubernetes.
+void PlanFormat(const Expr& e, std::string_view source, std::string& problem) {
+  if (e.kind != Expr::Kind::kCall || e.name != "format" || e.target == nullptr ||
+      e.args.size() != 1 || !problem.empty()) {
+    return;
+  }
+  const Expr& format = *e.target;
+  const Expr& list = *e.args[0];
+  if (format.kind != Expr::Kind::kConst || format.value.kind() != Kind::kString ||
+      list.kind != Expr::Kind::kList ||
+      std::find(list.optional.begin(), list.optional.end(), true) != list.optional.end()) {
+    return;
+  }
+  std::string bad = CheckFormatCall(format.value.str(), list.args.size());
+  if (bad.empty()) {
+    std::vector<Value> values;
+    for (const ExprPtr& item : list.args) {
+      if (item->kind != Expr::Kind::kConst) return;
+      values.push_back(item->value);
+    }
+    const Value args[] = {format.value, Value::List(std::move(values))};
+    const LibraryOverload* fn = FindLibraryOverload("format", CallStyle::kReceiver, 2);
+    if (Value v = fn->fn(std::span<const Value>(args)); v.is_error()) bad = v.str();
+  }
+  if (!bad.empty()) problem = FormatIssue(source, e.pos, bad);
+}
+
 // Resolves every call once (operators to CallOp, library functions to their overload,
 // constant regular expressions compiled) and evaluates calls, lists and maps whose operands
 // are all constants, so selectors like `... >= quantity("40Gi")` do not re-parse their
 // constants on every evaluation. Calls whose constant evaluation is an error are left for run
 // time, where the error belongs. The first bad constant pattern goes to `problem`.
 void Plan(Expr& e, std::string_view source, std::string& problem) {
+  PlanFormat(e, source, problem);
   if (e.target) Plan(*e.target, source, problem);
   for (ExprPtr& a : e.args) Plan(*a, source, problem);
   for (auto& [k, v] : e.entries) {
