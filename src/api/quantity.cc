@@ -42,9 +42,7 @@ absl::StatusOr<Pieces> Split(std::string_view s) {
         "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'");
   }
   p.suffix = s.substr(suffix_start);
-  if (s.substr(0, suffix_start).find_first_of("0123456789") == std::string_view::npos) {
-    return absl::InvalidArgumentError("quantity has no digits");
-  }
+  // No digits at all ("Gi", "-", ".") is zero, as Kubernetes' ParseQuantity has it.
   return p;
 }
 
