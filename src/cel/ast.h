@@ -55,6 +55,8 @@ enum class Macro : uint8_t {
   kTransformList,      // (i, v, [filter,] value) -> list
   kTransformMap,       // (k, v, [filter,] value) -> map from the index/key to the value
   kTransformMapEntry,  // (k, v, [filter,] {key: value}) -> the entries merged into one map
+  kOptMap,             // optional.optMap(x, value): none stays none, else optional.of(value)
+  kOptFlatMap,         // optional.optFlatMap(x, optional value)
 };
 
 struct Expr {
@@ -78,6 +80,7 @@ struct Expr {
   std::shared_ptr<const re2::RE2> regex;
   bool test_only = false;        // kSelect inside has()
   bool optional_select = false;  // kSelect written `.?field`
+  bool quoted_field = false;     // kSelect whose field name was written in backticks
 
   // kComprehension (macro expansion)
   Macro macro = Macro::kNone;

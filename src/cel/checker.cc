@@ -27,8 +27,12 @@ enum class T : uint8_t {
   kOptional = static_cast<uint8_t>(Kind::kOptional),
   kQuantity = static_cast<uint8_t>(Kind::kQuantity),
   kSemver = static_cast<uint8_t>(Kind::kSemver),
-  kDyn,
-  kDevice,
+  kDyn,     // not inferred: matches anything
+  kDevice,  // the DRA `device` variable
+  kAny,     // declared dynamic (dyn(), variables): matches anything, but a literal's
+            // elements must all be kAny or none (Kubernetes' homogeneous literals)
+  kAttr,    // a device attribute value: Kubernetes types it google.protobuf.Any; like kAny,
+            // and format() will not take it
 };
 static_assert(static_cast<uint8_t>(T::kDyn) > static_cast<uint8_t>(Kind::kSemver),
               "T extends Kind");
@@ -84,8 +88,77 @@ std::string_view Name(T k) {
       return "kubernetes.Semver";
     case T::kDevice:
       return "map";
+    case T::kAny:
+      return "dyn";
+    case T::kAttr:
+      return "any";
   }
   return "dyn";
+}
+
+bool IsDyn(T k) { return k == T::kDyn || k == T::kAny || k == T::kAttr; }
+
+// "list(int)", "map(string, dyn)": a type as Kubernetes' errors print it.
+std::string Describe(const Type& t) {
+  switch (t.kind) {
+    case T::kList:
+      return util::Cat("list(", Describe(Elem(t)), ")");
+    case T::kMap:
+      return util::Cat("map(", Describe(Key(t)), ", ", Describe(Elem(t)), ")");
+    case T::kOptional:
+      return util::Cat("optional_type(", Describe(Elem(t)), ")");
+    default:
+      return std::string(Name(t.kind));
+  }
+}
+
+// Whether values of the two types could ever be equal (cel-go's _==_(A, A)): types not
+// inferred, or declared dyn, match anything; otherwise kinds match (1 == 1.0 is an error),
+// element by element.
+bool Compatible(const Type& a, const Type& b) {
+  if (IsDyn(a.kind) || IsDyn(b.kind)) return true;
+  if (a.kind != b.kind) return a.kind == T::kDevice || b.kind == T::kDevice;
+  if ((a.elem && b.elem && !Compatible(*a.elem, *b.elem)) ||
+      (a.key && b.key && !Compatible(*a.key, *b.key))) {
+    return false;
+  }
+  return true;
+}
+
+// Whether two elements of one literal agree (cel-go's HomogeneousAggregateLiterals): only
+// types not inferred match anything; declared-dyn values match only each other.
+bool Homogeneous(const Type& a, const Type& b) {
+  if (a.kind == T::kDyn || b.kind == T::kDyn) return true;
+  if (a.kind != b.kind) return false;
+  if ((a.elem && b.elem && !Homogeneous(*a.elem, *b.elem)) ||
+      (a.key && b.key && !Homogeneous(*a.key, *b.key))) {
+    return false;
+  }
+  return true;
+}
+
+// The type of a value that is either an `a` or a `b` (a ternary's branches, list `+`, a
+// literal's elements): what is not inferred takes the other's type ([[], [1]] is a
+// list(list(int))); kinds that differ give the most general (cel-go: [1] + [dyn(1)] is a
+// list(dyn); c ? attribute : 'x' is an any; c ? attribute : dyn(1) is a dyn).
+Type Joined(const Type& a, const Type& b) {
+  if (a.kind == T::kDyn) return b;
+  if (b.kind == T::kDyn) return a;
+  if (a.kind != b.kind) {  // dyn is more general than any, any than the rest
+    const bool any =
+        (a.kind == T::kAttr || b.kind == T::kAttr) && a.kind != T::kAny && b.kind != T::kAny;
+    return Of(any ? T::kAttr : T::kAny);
+  }
+  switch (a.kind) {
+    case T::kList:
+      return ListOf(Joined(Elem(a), Elem(b)));
+    case T::kMap:
+      return MapOf(Joined(Key(a), Key(b)), Joined(Elem(a), Elem(b)));
+    case T::kOptional:
+      return OptionalOf(Joined(Elem(a), Elem(b)));
+    default:
+      return a;
+  }
 }
 
 T FromName(std::string_view n) {
@@ -223,7 +296,7 @@ constexpr std::string_view kSignatures[] = {
     "quantity.isInteger()->bool",
     "quantity.asInteger()->int",
     "quantity.asApproximateFloat()->double",
-    "quantity.sign()->int",
+    "sign(quantity)->int",
     "quantity.add(quantity)->quantity",
     "quantity.add(int)->quantity",
     "quantity.sub(quantity)->quantity",
@@ -287,7 +360,7 @@ const std::multimap<std::string, Signature>& Signatures() {
 }
 
 bool Matches(T param, const Type& arg) {
-  if (param == T::kDyn || arg.kind == T::kDyn) return true;
+  if (param == T::kDyn || IsDyn(arg.kind)) return true;
   if (arg.kind == T::kDevice) return param == T::kMap;
   return param == arg.kind;
 }
@@ -311,7 +384,7 @@ class Checker {
 
   static Type DeviceField(const std::string& field) {
     if (field == "driver") return Of(T::kString);
-    if (field == "attributes") return MapOf(Of(T::kString), MapOf(Of(T::kString), Of(T::kDyn)));
+    if (field == "attributes") return MapOf(Of(T::kString), MapOf(Of(T::kString), Of(T::kAttr)));
     if (field == "capacity") {
       return MapOf(Of(T::kString), MapOf(Of(T::kString), Of(T::kQuantity)));
     }
@@ -325,7 +398,7 @@ class Checker {
     }
     for (const std::string& v : options_.variables) {
       if (v == e.name) {
-        return (options_.dra_device && v == "device") ? Of(T::kDevice) : Of(T::kDyn);
+        return (options_.dra_device && v == "device") ? Of(T::kDevice) : Of(T::kAny);
       }
     }
     if (TypeDenotation(e.name) != nullptr) return Of(T::kType);
@@ -342,9 +415,15 @@ class Checker {
       operand = Elem(operand);
       optional = true;
     }
+    if (e.quoted_field && options_.kubernetes) {
+      return Fail(e.pos, "backtick-quoted field names are not in Kubernetes' CEL; write x['" +
+                             e.name + "']");
+    }
     Type result = Of(T::kDyn);
     switch (operand.kind) {
       case T::kDyn:
+      case T::kAny:
+      case T::kAttr:
         break;
       case T::kMap:
         result = Elem(operand);
@@ -368,7 +447,12 @@ class Checker {
   Type Call(const Expr& e) {
     std::vector<Type> args;
     if (e.target) args.push_back(Infer(*e.target));
+    // format()'s argument literals may mix types (cel-go exempts them from the homogeneous
+    // rule), however deeply nested.
+    const bool exempt = e.name == "format";
+    exempt_depth_ += exempt ? 1 : 0;
     for (const ExprPtr& a : e.args) args.push_back(Infer(*a));
+    exempt_depth_ -= exempt ? 1 : 0;
     const std::string& n = e.name;
     if (n == "_&&_" || n == "_||_") {
       for (size_t i = 0; i < 2; ++i) {
@@ -377,9 +461,17 @@ class Checker {
       return Of(T::kBool);
     }
     if (n == "_?_:_") {
-      if (!Matches(T::kBool, args[0])) return NoMatch(e, args);
-      return args[1].kind == args[2].kind ? args[1] : Of(T::kDyn);
+      if (!Matches(T::kBool, args[0]) || !Compatible(args[1], args[2])) return NoMatch(e, args);
+      return Joined(args[1], args[2]);
     }
+    if (n == "_==_" || n == "_!=_" || (n == "_+_" && args[0].kind == T::kList)) {
+      if (!Compatible(args[0], args[1])) return NoMatch(e, args);
+    }
+    if (n == "@in" && (args[1].kind == T::kList || args[1].kind == T::kMap) &&
+        !Compatible(args[0], args[1].kind == T::kList ? Elem(args[1]) : Key(args[1]))) {
+      return NoMatch(e, args);
+    }
+    if (n == "dyn" && args.size() == 1 && e.target == nullptr) return Of(T::kAny);
     if (n == "_<_" || n == "_<=_" || n == "_>_" || n == "_>=_") return Ordering(e, args);
     if (n == "_[_]" || n == "_[?_]") return Index(e, args, n == "_[?_]");
     if (!IsKnownFunction(n)) {
@@ -400,24 +492,93 @@ class Checker {
     }
     if (!arity_exists || fits.empty()) return NoMatch(e, args);
     T result = fits[0]->result;
+    // Several overloads fit: arguments declared dyn make the result dyn, as cel-go types it;
+    // arguments not inferred leave it not inferred.
+    bool declared_dyn = false;
+    for (const Type& a : args)
+      declared_dyn = declared_dyn || a.kind == T::kAny || a.kind == T::kAttr;
     for (const Signature* s : fits) {
-      if (s->result != result) result = T::kDyn;
+      if (s->result != result) result = declared_dyn ? T::kAny : T::kDyn;
     }
+    if (n == "format") CheckFormatArguments(e);
+    if (e.target != nullptr && args[0].kind == T::kList) return ListFunction(e, args, result);
+    if (n == "_+_" && args[0].kind == T::kList && args[1].kind == T::kList) {
+      return Joined(args[0], args[1]);
+    }
+    if (n == "lists.range") return ListOf(Of(T::kInt));
+    if (n == "split" || n == "findAll") return ListOf(Of(T::kString));
     if (n == "optional.of" || n == "optional.ofNonZeroValue") return OptionalOf(args[0]);
     if (n == "value" && args[0].kind == T::kOptional) return Elem(args[0]);
-    if ((n == "orValue") && args[0].kind == T::kOptional) return Elem(args[0]);
+    if ((n == "orValue") && args[0].kind == T::kOptional) return Joined(Elem(args[0]), args[1]);
     return Of(result);
+  }
+
+  // Result types of the list functions on a list receiver, as Kubernetes types them.
+  Type ListFunction(const Expr& e, const std::vector<Type>& args, T signature_result) {
+    const std::string& n = e.name;
+    const Type& list = args[0];
+    // cel-go declares sort, min, max and sum per element type; on a list of dyn (or of
+    // attribute values) they match its dyn overload, whose result is dyn.
+    const bool dyn_elements = Elem(list).kind == T::kAny || Elem(list).kind == T::kAttr;
+    if (n == "sort" && dyn_elements) return Of(T::kAny);
+    if (n == "slice" || n == "distinct" || n == "reverse" || n == "sort") return list;
+    if (n == "first" || n == "last") return OptionalOf(Elem(list));
+    if (n == "min" || n == "max" || n == "sum") return dyn_elements ? Of(T::kAny) : Elem(list);
+    if (n == "flatten" && args.size() == 2) return ListOf(Of(T::kAny));
+    if (n == "flatten") {  // declared for list(list(T)) only
+      const Type inner = Elem(list);
+      if (inner.kind != T::kList && inner.kind != T::kDyn && list.elem != nullptr) {
+        return NoMatch(e, args);
+      }
+      return ListOf(Elem(inner));
+    }
+    return Of(signature_result);
+  }
+
+  // Kubernetes checks a constant format string's list literal when it compiles, and will
+  // not format a device attribute (its static type, google.protobuf.Any, fits no clause).
+  void CheckFormatArguments(const Expr& e) {
+    if (e.target == nullptr || e.target->kind != Expr::Kind::kConst || e.args.size() != 1 ||
+        e.args[0]->kind != Expr::Kind::kList) {
+      return;
+    }
+    ++exempt_depth_;  // re-inferred as the call's arguments were
+    for (const ExprPtr& item : e.args[0]->args) {
+      if (HasAttr(*item)) {
+        --exempt_depth_;
+        Fail(item->pos,
+             "format: Kubernetes will not format a device attribute (static type "
+             "google.protobuf.Any); convert it first, e.g. string(x) or int(x)");
+        return;
+      }
+    }
+    --exempt_depth_;
+  }
+
+  // Whether a format() argument is a device attribute, itself or as an element of a list or
+  // map literal (Kubernetes looks inside literals only: [a].reverse() is just a list).
+  bool HasAttr(const Expr& e) {
+    if (Infer(e).kind == T::kAttr) return true;
+    if (e.kind == Expr::Kind::kList) {
+      for (const ExprPtr& item : e.args) {
+        if (HasAttr(*item)) return true;
+      }
+    }
+    for (const auto& [k, v] : e.entries) {
+      if (HasAttr(*k) || HasAttr(*v)) return true;
+    }
+    return false;
   }
 
   Type Ordering(const Expr& e, const std::vector<Type>& args) {
     auto orderable = [](T k) {
-      return k == T::kDyn || k == T::kInt || k == T::kUint || k == T::kDouble || k == T::kString ||
+      return IsDyn(k) || k == T::kInt || k == T::kUint || k == T::kDouble || k == T::kString ||
              k == T::kBytes || k == T::kBool;
     };
     auto numeric = [](T k) { return k == T::kInt || k == T::kUint || k == T::kDouble; };
     T a = args[0].kind, b = args[1].kind;
     bool ok = orderable(a) && orderable(b) &&
-              (a == T::kDyn || b == T::kDyn || a == b || (numeric(a) && numeric(b)));
+              (IsDyn(a) || IsDyn(b) || a == b || (numeric(a) && numeric(b)));
     return ok ? Of(T::kBool) : NoMatch(e, args);
   }
 
@@ -430,6 +591,8 @@ class Checker {
     Type result = Of(T::kDyn);
     switch (c.kind) {
       case T::kDyn:
+      case T::kAny:
+      case T::kAttr:
         break;
       case T::kList:
         if (!Matches(T::kInt, args[1]) && !Matches(T::kUint, args[1]) &&
@@ -454,11 +617,15 @@ class Checker {
     std::string types;
     for (size_t i = 0; i < args.size(); ++i) {
       if (i > 0) types += ", ";
-      types += Name(args[i].kind);
+      types += Describe(args[i]);
     }
     std::string shown = e.name == "@in" ? "in" : e.name;
+    // Kubernetes documents <Quantity>.sign() but declares only sign(<Quantity>).
+    const char* hint = e.name == "sign" && e.target != nullptr
+                           ? "; Kubernetes declares sign as a global function: write sign(q)"
+                           : "";
     return Fail(e.pos, util::Cat("found no matching overload for '", shown, "' applied to '(",
-                                 types, ")'"));
+                                 types, ")'", hint));
   }
 
   // A constant's type is its value's kind (errors and optionals: dyn, as before checking).
@@ -468,21 +635,49 @@ class Checker {
     return Of(static_cast<T>(k));
   }
 
-  // Element type of a homogeneous literal, else dyn.
-  static Type Join(const std::vector<Type>& types) {
+  // The element type of a literal's elements (or keys, or values). Under Kubernetes' rules
+  // they must agree, else the first that differs is the error; in core CEL a mix is dyn.
+  Type Join(const std::vector<const Expr*>& exprs, const std::vector<Type>& types) {
     if (types.empty()) return Of(T::kDyn);
-    for (const Type& t : types) {
-      if (t.kind != types[0].kind || t.kind == T::kList || t.kind == T::kMap) return Of(T::kDyn);
+    Type joined = types[0];
+    for (size_t i = 1; i < types.size(); ++i) {
+      if (!Homogeneous(joined, types[i]) && options_.kubernetes && exempt_depth_ == 0) {
+        return Fail(exprs[i]->pos, util::Cat("expected type '", Describe(joined), "' but found '",
+                                             Describe(types[i]), "'"));
+      }
+      joined = Joined(joined, types[i]);
     }
-    return types[0];
+    return joined;
+  }
+
+  Type MapLiteral(const Expr& e) {
+    std::vector<Type> keys, values;
+    std::vector<const Expr*> key_exprs, value_exprs;
+    for (const auto& [k, v] : e.entries) {
+      keys.push_back(Infer(*k));
+      key_exprs.push_back(k.get());
+      values.push_back(Infer(*v));
+      value_exprs.push_back(v.get());
+    }
+    Type key = Join(key_exprs, keys);
+    bool any_optional = false;  // `?key: optional` entries: values are optionals, unwrapped
+    for (bool o : e.optional) any_optional = any_optional || o;
+    return MapOf(key, any_optional ? Of(T::kDyn) : Join(value_exprs, values));
   }
 
   Type Comprehension(const Expr& e) {
     Type range = Infer(*e.iter_range);
-    if (e.macro == Macro::kBind) {
-      scope_.emplace_back(e.iter_var, range);
+    const bool opt = e.macro == Macro::kOptMap || e.macro == Macro::kOptFlatMap;
+    if (e.macro == Macro::kBind || opt) {
+      if (opt && range.kind != T::kOptional && !IsDyn(range.kind)) {
+        return Fail(e.pos, util::Cat("found no matching overload for '",
+                                     e.macro == Macro::kOptMap ? "optMap" : "optFlatMap",
+                                     "' applied to '", Describe(range), "'"));
+      }
+      scope_.emplace_back(e.iter_var, opt ? Elem(range) : range);
       Type body = Infer(*e.transform);
       scope_.pop_back();
+      if (e.macro == Macro::kOptMap) return OptionalOf(body);
       return body;
     }
     Type v1 = Of(T::kDyn), v2 = Of(T::kDyn);
@@ -498,6 +693,10 @@ class Checker {
         break;
       case T::kDevice:
         v1 = Of(T::kString);
+        break;
+      case T::kAny:  // declared dyn: so are the variables
+      case T::kAttr:
+        v1 = v2 = Of(T::kAny);
         break;
       case T::kDyn:
         break;
@@ -523,7 +722,7 @@ class Checker {
       result = MapOf(v1, Infer(*e.transform));
     } else if (e.macro == Macro::kTransformMapEntry) {
       result = Infer(*e.transform);
-      if (result.kind != T::kMap && result.kind != T::kDyn) {
+      if (result.kind != T::kMap && !IsDyn(result.kind)) {
         result = Fail(e.transform->pos,
                       util::Cat("transformMapEntry needs a map entry, not ", Name(result.kind)));
       }
@@ -545,19 +744,17 @@ class Checker {
         return Call(e);
       case Expr::Kind::kList: {
         std::vector<Type> elems;
-        for (const ExprPtr& a : e.args) elems.push_back(Infer(*a));
+        std::vector<const Expr*> exprs;
+        for (const ExprPtr& a : e.args) {
+          elems.push_back(Infer(*a));
+          exprs.push_back(a.get());
+        }
         bool any_optional = false;
         for (bool o : e.optional) any_optional = any_optional || o;
-        return ListOf(any_optional ? Of(T::kDyn) : Join(elems));
+        return ListOf(any_optional ? Of(T::kDyn) : Join(exprs, elems));
       }
-      case Expr::Kind::kMap: {
-        std::vector<Type> keys, values;
-        for (const auto& [k, v] : e.entries) {
-          keys.push_back(Infer(*k));
-          values.push_back(Infer(*v));
-        }
-        return MapOf(Join(keys), Join(values));
-      }
+      case Expr::Kind::kMap:
+        return MapLiteral(e);
       case Expr::Kind::kComprehension:
         return Comprehension(e);
       case Expr::Kind::kPath:
@@ -570,6 +767,7 @@ class Checker {
   const CheckOptions& options_;
   std::vector<std::pair<std::string, Type>> scope_;
   std::string problem_;
+  int exempt_depth_ = 0;  // > 0 inside the arguments of a format() call
 };
 
 }  // namespace

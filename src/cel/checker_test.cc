@@ -30,6 +30,22 @@ TEST(CheckerTest, RejectsOverloadsThatCanNeverMatch) {
            {"device.allowMultipleAllocations && 'x'", "'_&&_' applied to '(bool, string)'"},
            {"[1].all(x, x)", "the predicate must be a bool, not int"},
            {"1.f", "type 'int' does not support field selection"},
+           // Kubernetes' rules (cel-go's checker and HomogeneousAggregateLiterals), confirmed by
+           // running Kubernetes' own CEL (test/k8sref):
+           {"[1, 'a'].exists(x, x == 'a')", "expected type 'int' but found 'string'"},
+           {"[1, dyn('a')]", "expected type 'int' but found 'dyn'"},
+           {"[[1], ['a']]", "expected type 'list(int)' but found 'list(string)'"},
+           {"{'a': 1, 'b': null}", "expected type 'int' but found 'null_type'"},
+           {"[device.attributes['gpu.nvidia.com'].model, 'x']",
+            "expected type 'any' but found 'string'"},
+           {"1 == 1.0", "'_==_' applied to '(int, double)'"},
+           {"[1] != [1u]", "'_!=_' applied to '(list(int), list(uint))'"},
+           {"'a' == null", "'_==_' applied to '(string, null_type)'"},
+           {"1 in [1.0]", "'in' applied to '(int, list(double))'"},
+           {"true ? 'cows' : 17", "'_?_:_' applied to '(bool, string, int)'"},
+           {"[1] + ['a']", "'_+_' applied to '(list(int), list(string))'"},
+           {"{'a': 1}.exists(k, k == 1)", "'_==_' applied to '(string, int)'"},
+           {"{'k': 1}.`k` == 1", "backtick-quoted field names are not in Kubernetes' CEL"},
            {"device.attributes['gpu.nvidia.com'].x.y.frob()", "undeclared reference to 'frob'"},
        }) {
     std::string got = CompileError(c.expr);
@@ -42,9 +58,11 @@ TEST(CheckerTest, AcceptsWhatMightEvaluate) {
            "device.attributes['gpu.nvidia.com'].productName + 1 == 2",  // dyn: may be an int
            "device.driver.size() > 0 && device.capacity['x'].y.isInteger()",
            "device.attributes['gpu.nvidia.com'].index < 2.5",
-           "[1, 'a'].exists(x, x == 'a')",
+           "[dyn(1), dyn('a')].exists(x, x == 'a')",
+           "[[], [1]].size() == 2 && [{}, {'a': 1}].size() == 2 && 1 == dyn(1.0)",
+           "device.attributes['gpu.nvidia.com'].model == 1",
            "{'a': 1}.all(k, k.startsWith('a'))",
-           "cel.bind(q, quantity('1Gi'), q.add(1).sign() > 0)",
+           "cel.bind(q, quantity('1Gi'), sign(q.add(1)) > 0)",
            "device.attributes['gpu.nvidia.com'].?profile.orValue('').startsWith('1g')",
            "has(device.attributes['gpu.nvidia.com'].uuid)",
        }) {

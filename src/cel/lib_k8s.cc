@@ -1,5 +1,6 @@
 // Kubernetes CEL libraries: optional types, regex find/findAll, quantity and semver.
 #include <cmath>
+#include <optional>
 
 #include "cel/builtins.h"
 #include "cel/library.h"
@@ -79,13 +80,29 @@ Value FindWith(const re2::RE2& re, std::span<const Value> a, bool all) {
   re2::StringPiece input(a[0].str());
   std::vector<Value> found;
   re2::StringPiece match;
+  // Go's FindAll: an empty match right where the previous match ended is skipped, and after
+  // an empty match the search moves on by one code point.
   size_t pos = 0;
+  std::optional<size_t> prev_end;
   while (pos <= input.size() && (limit < 0 || static_cast<int64_t>(found.size()) < limit)) {
     if (!re.Match(input, pos, input.size(), re2::RE2::UNANCHORED, &match, 1)) break;
-    found.push_back(Value::String(std::string(match.data(), match.size())));
+    const size_t start = static_cast<size_t>(match.data() - input.data());
+    const size_t end = start + match.size();
+    if (!match.empty() || start != prev_end) {
+      found.push_back(Value::String(std::string(match.data(), match.size())));
+    }
     if (!all) break;
-    size_t end = static_cast<size_t>(match.data() - input.data()) + match.size();
-    pos = match.empty() ? end + 1 : end;
+    if (match.empty()) {
+      size_t step = 1;
+      while (end + step < input.size() &&
+             (static_cast<unsigned char>(input[end + step]) & 0xC0) == 0x80) {
+        ++step;
+      }
+      pos = end + step;
+    } else {
+      pos = end;
+    }
+    prev_end = end;
   }
   if (!all) return found.empty() ? Value::String("") : found[0];
   return Value::List(std::move(found));
@@ -218,7 +235,7 @@ constexpr LibraryOverload kKubernetes[] = {
     {"isInteger", true, 1, &QIsInteger},
     {"asInteger", true, 1, &QAsInteger},
     {"asApproximateFloat", true, 1, &QAsFloat},
-    {"sign", true, 1, &QSign},
+    {"sign", false, 1, &QSign},  // global in Kubernetes (its documentation says q.sign())
     {"add", true, 2, &QAdd},
     {"sub", true, 2, &QSub},
     {"semver", false, 1, &SemverFn},

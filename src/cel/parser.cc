@@ -234,6 +234,7 @@ class Parser {
         sel->name = std::move(name);
         sel->target = std::move(e);
         sel->optional_select = optional;
+        sel->quoted_field = quoted;
         e = std::move(sel);
       } else if (Accept("[")) {
         bool optional = Accept("?");
@@ -289,6 +290,7 @@ class Parser {
   ExprPtr ExpandReceiverMacro(ExprPtr& target, const std::string& name, std::vector<ExprPtr>& args,
                               int32_t pos) {
     if (name.starts_with("transform")) return ExpandTransformMacro(target, name, args, pos);
+    if (name == "optMap" || name == "optFlatMap") return ExpandOptMacro(target, name, args, pos);
     Macro m = Macro::kNone;
     if (name == "all") m = Macro::kAll;
     if (name == "exists") m = Macro::kExists;
@@ -303,6 +305,10 @@ class Parser {
       Fail(args[0]->pos, "argument must be a simple name");
       return nullptr;
     }
+    if (two_var && var == var2) {
+      Fail(args[1]->pos, util::Cat("duplicate variable name: ", var));
+      return nullptr;
+    }
     ExprPtr c = Comprehension(m, std::move(target), var, var2, pos);
     if (two_var) {
       c->predicate = std::move(args[2]);
@@ -314,6 +320,21 @@ class Parser {
     } else {
       c->predicate = std::move(args[1]);
     }
+    return c;
+  }
+
+  // optMap and optFlatMap of the optional library: (var, value).
+  ExprPtr ExpandOptMacro(ExprPtr& target, const std::string& name, std::vector<ExprPtr>& args,
+                         int32_t pos) {
+    if (args.size() != 2) return nullptr;
+    std::string var;
+    if (!SimpleName(args[0], &var)) {
+      Fail(args[0]->pos, "argument must be a simple name");
+      return nullptr;
+    }
+    ExprPtr c = Comprehension(name == "optMap" ? Macro::kOptMap : Macro::kOptFlatMap,
+                              std::move(target), var, "", pos);
+    c->transform = std::move(args[1]);
     return c;
   }
 

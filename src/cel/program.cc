@@ -201,6 +201,11 @@ class Evaluator {
     }
     absl::InlinedVector<Value, 4> args;
     if (e.target) args.push_back(Eval(*e.target));
+    // opt.or(x) and opt.orValue(x) evaluate x only when opt is empty, as cel-go does.
+    if (e.target && e.args.size() == 1 && (e.name == "or" || e.name == "orValue") &&
+        args[0].kind() == Kind::kOptional && args[0].has_value()) {
+      return Set(out, e.name == "or" ? args[0] : args[0].optional_value());
+    }
     for (const ExprPtr& a : e.args) args.push_back(Eval(*a));
     for (const Value& a : args) {
       if (a.is_error()) return Set(out, a);
@@ -383,11 +388,12 @@ class Evaluator {
 
   Value Comprehension(const Expr& e) {
     Value range = Eval(*e.iter_range);
-    if (range.is_error()) return range;
-    if (e.macro == Macro::kBind) {
+    if (e.macro == Macro::kBind) {  // an error is bound like any value: it counts if used
       Local bound(*this, e.iter_var, range);
       return Eval(*e.transform);
     }
+    if (range.is_error()) return range;
+    if (e.macro == Macro::kOptMap || e.macro == Macro::kOptFlatMap) return OptMap(e, range);
     if (range.kind() != Kind::kList && range.kind() != Kind::kMap) {
       return Value::Error(
           util::Cat("cannot iterate over a value of type '", range.TypeName(), "'"));
@@ -397,6 +403,16 @@ class Evaluator {
       return Transform(e, range);
     }
     return Iterate(e, range);
+  }
+
+  Value OptMap(const Expr& e, const Value& opt) {
+    const char* name = e.macro == Macro::kOptMap ? "optMap" : "optFlatMap";
+    if (opt.kind() != Kind::kOptional) return NoOverload(name, {opt});
+    if (!opt.has_value()) return opt;
+    Local bound(*this, e.iter_var, opt.optional_value());
+    Value t = Eval(*e.transform);
+    if (t.is_error() || e.macro == Macro::kOptMap) return t.is_error() ? t : Value::Optional(t);
+    return t.kind() == Kind::kOptional ? t : NoOverload(name, {t});
   }
 
   // all, exists, exists_one, map and filter over a list or a map.
@@ -699,7 +715,8 @@ absl::StatusOr<Program> Program::Compile(std::string_view source, const CompileO
   absl::StatusOr<ExprPtr> ast = Parse(source);
   if (!ast.ok()) return ast.status();
   if (options.check_references) {
-    absl::Status s = Check(**ast, source, CheckOptions{options.variables, options.dra_device});
+    absl::Status s = Check(**ast, source,
+                           CheckOptions{options.variables, options.dra_device, options.kubernetes});
     if (!s.ok()) return s;
   }
   std::string problem;

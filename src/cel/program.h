@@ -43,6 +43,8 @@ struct CompileOptions {
   // `device` has the DRA selector structure (driver, attributes, capacity,
   // allowMultipleAllocations), so misuse of its fields is caught at compile time.
   bool dra_device = false;
+  // Kubernetes' checks beyond core CEL (see CheckOptions::kubernetes); false for core CEL.
+  bool kubernetes = true;
 };
 
 inline constexpr int64_t kDefaultCostLimit = 1'000'000;

@@ -35,7 +35,9 @@ inline void ExpectCase(const Case& c, const Activation& act, const CompileOption
     return;
   }
   MapActivation empty;
-  Value expected = Run(want, empty);
+  CompileOptions core;  // expectations are plain CEL literals, mixed types included
+  core.kubernetes = false;
+  Value expected = Run(want, empty, core);
   ASSERT_FALSE(expected.is_error()) << "bad expectation " << want << ": " << expected.str();
   ASSERT_FALSE(got.is_error()) << c.expr << ": " << got.str();
   EXPECT_TRUE(SameValue(got, expected) || (got.kind() == Kind::kQuantity && Equal(got, expected)))

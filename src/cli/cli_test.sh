@@ -65,6 +65,14 @@ expect_output '^true$' "cel device selector" -- "$BIN" cel eval --device example
 expect_output '^false$' "cel device selector on a T4" -- "$BIN" cel eval --device examples/cluster/node-t4-0.yaml --device-name gpu-0 \
   --expr "device.capacity['gpu.nvidia.com'].memory.compareTo(quantity('40Gi')) >= 0"
 expect_output '^\[2, 4, 6\]$' "cel text output" -- "$BIN" cel eval --expr '[1, 2, 3].map(x, x * 2)'
+cases_out=$("$BIN" cel eval --cases testdata/cel/cases.jsonl --device examples/cluster/node-h100-0.yaml 2>&1)
+expect_output '^\{"value":\{"int":"42"\}\} \{"value":\{"string":"NVIDIA H100 80GB HBM3"\}\} \{"error":"division by zero","kind":"runtime"\}.*"kind":"compile"\} \{"value":\{"bool":true\}\}$' \
+  "cel cases: one result line per case" -- echo $cases_out
+expect_exit 0 "cel cases exit" -- "$BIN" cel eval --cases testdata/cel/cases.jsonl --device examples/cluster/node-h100-0.yaml
+expect_output 'cases.jsonl:2: the case names a device: give --device' "cel cases without --device" -- "$BIN" cel eval --cases testdata/cel/cases.jsonl
+expect_exit 2 "cel cases without --device exit" -- "$BIN" cel eval --cases testdata/cel/cases.jsonl
+expect_exit 2 "cel cases unreadable" -- "$BIN" cel eval --cases does/not/exist.jsonl
+expect_exit 2 "cel needs --expr or --cases" -- "$BIN" cel eval
 
 # allocate
 expect_output '^\{"claim":"team-a/h100-or-better-40gi-1","allocated":true,"node":"(h100|h200|b200)-0","results":\[\{"request":"gpu","driver":"gpu.nvidia.com"' \
