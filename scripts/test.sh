@@ -2,6 +2,8 @@
 # The whole test suite (the README's `make test`; CI runs exactly this):
 #   1. formatting check (clang-format) and header contracts (scripts/check_headers.sh)
 #   2. GCC release build with warnings as errors, every test (unit, scenario, CLI)
+#   2b. Kubernetes' own CEL as the oracle (scripts/k8sref.sh): the conformance vectors and
+#       20,000 random selectors, each evaluated by both
 #   3. clang-tidy over src/
 #   4. clang build with AddressSanitizer + UndefinedBehaviorSanitizer, unit tests
 #   5. libFuzzer targets from the clang build, each for FUZZ_SECONDS
@@ -28,6 +30,15 @@ echo "== GCC release build (-Werror) and all tests (at ${SECONDS}s)"
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DGPUPLANE_WERROR=ON >/dev/null
 cmake --build build -j "$JOBS"
 ctest --test-dir build --output-on-failure -j "$JOBS" 2>&1 | tee build/ctest.log
+
+echo "== Kubernetes' CEL vs gpuplane's (scripts/k8sref.sh) (at ${SECONDS}s)"
+vectors=${GPUPLANE_SHARED_DIR:-../shared}/data/cel-conformance/conformance.jsonl
+if [[ -f $vectors ]]; then
+  scripts/k8sref.sh cel --vectors "$vectors" --show 50 | tail -n 60
+else
+  echo "skipped the conformance vectors: $vectors is absent (set GPUPLANE_SHARED_DIR)"
+fi
+scripts/k8sref.sh cel --random "${K8SREF_CEL_CASES:-20000}" --seed 1 --show 50 | tail -n 60
 
 echo "== clang-tidy (.clang-tidy; findings are errors) (at ${SECONDS}s)"
 git ls-files 'src/*.cc' | xargs -P "$JOBS" -n 4 clang-tidy -p build --quiet --warnings-as-errors='*' 2>/dev/null
