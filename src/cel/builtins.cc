@@ -323,10 +323,7 @@ Value ToString(const Value& v) {
       return Value::String(v.str());
     case Kind::kType:
       return Value::String(v.str());
-    case Kind::kQuantity:
-    case Kind::kSemver:
-      return Value::String(v.str());
-    default:
+    default:  // quantities and semvers too: Kubernetes has no string() of them
       return NoOverload("string", {v});
   }
 }

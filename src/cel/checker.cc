@@ -231,8 +231,6 @@ constexpr std::string_view kSignatures[] = {
     "string(double)->string",
     "string(bool)->string",
     "string(bytes)->string",
-    "string(quantity)->string",
-    "string(semver)->string",
     "bytes(bytes)->bytes",
     "bytes(string)->bytes",
     "bool(bool)->bool",
@@ -527,7 +525,7 @@ class Checker {
     if (n == "flatten" && args.size() == 2) return ListOf(Of(T::kAny));
     if (n == "flatten") {  // declared for list(list(T)) only
       const Type inner = Elem(list);
-      if (inner.kind != T::kList && inner.kind != T::kDyn && list.elem != nullptr) {
+      if (inner.kind != T::kList && !IsDyn(inner.kind) && list.elem != nullptr) {
         return NoMatch(e, args);
       }
       return ListOf(Elem(inner));

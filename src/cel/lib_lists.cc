@@ -20,13 +20,23 @@ Value Less(const Value& a, const Value& b, bool* less) {
   return ok;
 }
 
+// Whether v has an ordering (numbers, strings, bytes, bools): Kubernetes' isSorted, min,
+// max and sort have no overload for other elements, even in a list of one.
+bool Orderable(const Value& v) {
+  bool less = false;
+  return !Less(v, v, &less).is_error();
+}
+
 Value IsSorted(std::span<const Value> a) {
   if (!IsList(a[0])) return ArgError("isSorted", a);
   const auto& l = a[0].list();
+  for (const Value& v : l) {
+    if (!Orderable(v)) return NoOverload("isSorted", {a[0]});
+  }
   for (size_t i = 1; i < l.size(); ++i) {
-    bool less;
-    Value ok = Less(l[i], l[i - 1], &less);
-    if (ok.is_error()) return NoOverload("isSorted", {a[0]});
+    bool less = false;
+    // Values of kinds that do not compare (1 and 'a') count as in order, as in Kubernetes.
+    if (Less(l[i], l[i - 1], &less).is_error()) continue;
     if (less) return Value::Bool(false);
   }
   return Value::Bool(true);
@@ -53,11 +63,13 @@ Value MinMax(std::span<const Value> a, bool want_max) {
   const auto& l = a[0].list();
   if (l.empty()) return Value::Error(util::Cat(name, "(): the list is empty"));
   Value best = l[0];
-  for (size_t i = 1; i < l.size(); ++i) {
-    bool less;
+  for (size_t i = 0; i < l.size(); ++i) {
+    if (!Orderable(l[i])) return NoOverload(name, {a[0]});
+    bool less = false;
+    // A value that does not compare with the best so far (1 and 'a') is passed over, as in
+    // Kubernetes.
     Value ok = want_max ? Less(best, l[i], &less) : Less(l[i], best, &less);
-    if (ok.is_error()) return NoOverload(name, {a[0]});
-    if (less) best = l[i];
+    if (!ok.is_error() && less) best = l[i];
   }
   return best;
 }
@@ -117,6 +129,12 @@ Value Distinct(std::span<const Value> a) {
 Value Sort(std::span<const Value> a) {
   if (!IsList(a[0])) return ArgError("sort", a);
   std::vector<Value> out = a[0].list();
+  if (!out.empty() && !Orderable(out[0])) return NoOverload("sort", {a[0]});
+  for (size_t i = 1; i < out.size(); ++i) {  // one kind only, as in Kubernetes
+    if (out[i].kind() != out[0].kind()) {
+      return Value::Error("sort: list elements must have the same type");
+    }
+  }
   for (size_t i = 1; i < out.size(); ++i) {  // every pair must be orderable
     bool less;
     if (Less(out[0], out[i], &less).is_error()) return NoOverload("sort", {a[0]});

@@ -41,18 +41,26 @@ int64_t CodePointIndex(const std::vector<size_t>& cps, size_t byte) {
   return std::lower_bound(cps.begin(), cps.end(), byte) - cps.begin();
 }
 
+// indexOf and lastIndexOf, with cel-go's edge cases (Kubernetes' behaviour): an empty
+// substring is found at the offset whatever it is; a negative offset is an error; an offset
+// at or past the end finds nothing; lastIndexOf(s) without an offset searches from the end.
 Value IndexOf(std::span<const Value> a, bool last) {
   const char* name = last ? "lastIndexOf" : "indexOf";
   if (!IsStr(a[0]) || !IsStr(a[1]) || (a.size() == 3 && !IsInt(a[2]))) return ArgError(name, a);
   const std::string& s = a[0].str();
   const std::string& sub = a[1].str();
   std::vector<size_t> cps = CodePointOffsets(s);
-  int64_t n = static_cast<int64_t>(cps.size());
-  int64_t offset = a.size() == 3 ? a[2].int_value() : (last ? n : 0);
-  if (offset < 0 || offset > n) return Value::Error(util::Cat("index out of range: ", offset));
+  const auto n = static_cast<int64_t>(cps.size());
+  if (a.size() == 2 && sub.empty()) return Value::Int(last ? n : 0);
+  if (a.size() == 2 && last && s.size() < sub.size()) return Value::Int(-1);
+  const int64_t offset = a.size() == 3 ? a[2].int_value() : (last ? n - 1 : 0);
+  if (sub.empty()) return Value::Int(offset);
+  if (offset < 0) return Value::Error(util::Cat("index out of range: ", offset));
+  if (offset >= n) return Value::Int(-1);
   size_t pos;
   if (last) {
-    size_t limit = ByteAt(s, cps, offset);
+    // A match starting at code point `offset` or before.
+    const size_t limit = ByteAt(s, cps, offset);
     pos = s.rfind(sub, limit);
   } else {
     pos = s.find(sub, ByteAt(s, cps, offset));

@@ -270,7 +270,8 @@ class Evaluator {
     static constexpr const char* kNames[] = {"_<_", "_<=_", "_>_", "_>=_"};
     int which = static_cast<int>(e.op) - static_cast<int>(CallOp::kLt);
     if (ok.is_error()) return Set(out, NoOverload(kNames[which], {*a, *b}));
-    if (c == 2) return FalseValue();  // NaN: unordered
+    // NaN: unordered, an error in cel-go (Kubernetes), which CEL's definition leaves open.
+    if (c == 2) return Set(out, Value::Error("NaN values cannot be ordered"));
     switch (e.op) {
       case CallOp::kLt:
         return BoolValue(c < 0);

@@ -84,6 +84,9 @@ func (g *gen) boolExpr(d int) string {
 		return g.pick([]string{"true", "false", g.attr("mig"), "device.allowMultipleAllocations"})
 	}
 	d--
+	if g.r.Intn(3) == 0 {
+		return g.moreBool(d)
+	}
 	switch g.r.Intn(22) {
 	case 0:
 		return fmt.Sprintf("%s %s %s", g.intExpr(d), g.pick([]string{"==", "!=", "<", "<=", ">", ">="}), g.intExpr(d))
@@ -166,6 +169,9 @@ func (g *gen) intExpr(d int) string {
 		return fmt.Sprint(g.r.Intn(21) - 5)
 	}
 	d--
+	if g.r.Intn(4) == 0 {
+		return g.moreInt(d)
+	}
 	switch g.r.Intn(12) {
 	case 0, 1:
 		return fmt.Sprintf("(%s %s %s)", g.intExpr(d), g.pick([]string{"+", "-", "*", "/", "%"}), g.intExpr(d))
@@ -246,17 +252,21 @@ func (g *gen) format(d int) string {
 	return fmt.Sprintf("\"%%s\".format([%s])", g.strExpr(d))
 }
 
+// literal is a list literal of 1 to most leaf items.
+func (g *gen) literal(most int, item func(d int) string) string {
+	items := make([]string, 1+g.r.Intn(most))
+	for i := range items {
+		items[i] = item(0)
+	}
+	return "[" + strings.Join(items, ", ") + "]"
+}
+
 func (g *gen) intList(d int) string {
 	if d <= 0 || g.r.Intn(3) == 0 {
 		// Never an empty literal: Kubernetes types [] by the first overload that takes it
 		// ([].sort() is a list(int)) and folds `x in []` to false without evaluating x
 		// (docs/TESTING.md, known Kubernetes differences); lists.range(0) is empty instead.
-		n := 1 + g.r.Intn(3)
-		items := make([]string, n)
-		for i := range items {
-			items[i] = g.intExpr(0)
-		}
-		return "[" + strings.Join(items, ", ") + "]"
+		return g.literal(3, g.intExpr)
 	}
 	d--
 	switch g.r.Intn(9) {
@@ -286,12 +296,7 @@ func (g *gen) intList(d int) string {
 
 func (g *gen) strList(d int) string {
 	if d <= 0 || g.r.Intn(3) == 0 {
-		n := 1 + g.r.Intn(2)
-		items := make([]string, n)
-		for i := range items {
-			items[i] = g.strExpr(0)
-		}
-		return "[" + strings.Join(items, ", ") + "]"
+		return g.literal(2, g.strExpr)
 	}
 	d--
 	switch g.r.Intn(3) {
