@@ -140,14 +140,18 @@ bool Homogeneous(const Type& a, const Type& b) {
 // The type of a value that is either an `a` or a `b` (a ternary's branches, list `+`, a
 // literal's elements): what is not inferred takes the other's type ([[], [1]] is a
 // list(list(int))); kinds that differ give the most general (cel-go: [1] + [dyn(1)] is a
-// list(dyn); c ? attribute : 'x' is an any; c ? attribute : dyn(1) is a dyn).
+// list(dyn); c ? attribute : 'x' is an any).
 Type Joined(const Type& a, const Type& b) {
   if (a.kind == T::kDyn) return b;
   if (b.kind == T::kDyn) return a;
-  if (a.kind != b.kind) {  // dyn is more general than any, any than the rest
-    const bool any =
-        (a.kind == T::kAttr || b.kind == T::kAttr) && a.kind != T::kAny && b.kind != T::kAny;
-    return Of(any ? T::kAttr : T::kAny);
+  if (a.kind != b.kind) {
+    // Declared dyn and any against each other: the second, as cel-go binds the type parameter
+    // (c ? attribute : dyn(1) is a dyn, c ? dyn(1) : attribute an any). Either against a
+    // concrete type: the dynamic one. Two concrete types: dyn.
+    const bool a_dyn = a.kind == T::kAny || a.kind == T::kAttr;
+    const bool b_dyn = b.kind == T::kAny || b.kind == T::kAttr;
+    if (b_dyn) return b;
+    return a_dyn ? a : Of(T::kAny);
   }
   switch (a.kind) {
     case T::kList:
