@@ -338,6 +338,9 @@ TEST(LibraryTest, BindAndTwoVariableComprehensions) {
       {"[1, 2, 3].transformMapEntry(i, v, v != 2, {v: i})", "{1: 0, 3: 2}"},
       {"{1: 2, 3: 4}.transformMapEntry(k, v, {0: v})",
        "error: insert failed: key 0 already exists"},
+      // Its duplicate-key check is charged to the cost limit, which bounds the quadratic work.
+      {"lists.range(1000).transformMapEntry(i, v, {i: v}).size()", "1000"},
+      {"lists.range(100000).transformMapEntry(i, v, {i: v}).size()", "error: cost limit"},
       {"[1].transformMapEntry(i, v, v)", "error: "},
       {"[1].transformList(i, i, i)", "error: "},
       {"[1].transformList(i, v)", "error: "},
@@ -379,6 +382,17 @@ TEST(LibraryTest, LazyWhereKubernetesIsLazy) {
       {"optional.none().optMap(x, x * 2).hasValue()", "false"},
       {"optional.of(3).optFlatMap(x, optional.none()).hasValue()", "false"},
       {"optional.of(3).optFlatMap(x, x)", "error: no matching overload"},
+  });
+}
+
+// Found while reviewing transformMapEntry: distinct() and the sets functions compare all
+// pairs; lists.range(100000).distinct() took seconds before its pairs were charged.
+TEST(CostTest, PairwiseFunctionsAreChargedForThePairs) {
+  RunAll({
+      {"lists.range(1000).distinct().size()", "1000"},
+      {"lists.range(30000).distinct().size()", "error: cost limit"},
+      {"sets.contains(lists.range(900), lists.range(900))", "true"},
+      {"sets.intersects(lists.range(2000), lists.range(2000))", "error: cost limit"},
   });
 }
 

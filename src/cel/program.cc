@@ -213,6 +213,7 @@ class Evaluator {
     // Functions are charged for what they scan: characters of string and bytes arguments,
     // elements of list and map arguments.
     for (const Value& a : args) cost_ += ScanCost(a);
+    cost_ += PairwiseCost(e.name, args);
     if (cost_ > limit_) return CostExceeded(out);
     std::span<const Value> span(args.data(), args.size());
     if (e.regex) {  // a constant pattern, compiled when the program was planned
@@ -223,6 +224,21 @@ class Evaluator {
     return Set(
         out,
         CallBuiltin(e.name, e.target != nullptr ? CallStyle::kReceiver : CallStyle::kGlobal, span));
+  }
+
+  // distinct() and the sets functions compare every element with every other: they are
+  // charged for the pairs, so the cost limit bounds their quadratic work.
+  static int64_t PairwiseCost(const std::string& name, std::span<const Value> args) {
+    auto size = [&](size_t i) {
+      return i < args.size() && args[i].kind() == Kind::kList
+                 ? static_cast<int64_t>(args[i].list().size())
+                 : 0;
+    };
+    if (name == "distinct") return size(0) * size(0) / 2;
+    if (name == "sets.contains" || name == "sets.equivalent" || name == "sets.intersects") {
+      return size(0) * size(1);
+    }
+    return 0;
   }
 
   static int64_t ScanCost(const Value& a) {
@@ -520,15 +536,22 @@ class Evaluator {
         entries.push_back(MapEntry{std::move(first), std::move(t)});
       } else if (Value merged = MergeEntries(t, entries); merged.is_error()) {
         return merged;
+      } else if (cost_ > limit_) {
+        Value tmp;
+        return *CostExceeded(tmp);
       }
     }
     if (e.macro == Macro::kTransformList) return Value::List(std::move(list));
     return Value::Map(std::move(entries));
   }
 
-  static Value MergeEntries(const Value& entry, std::vector<MapEntry>& into) {
+  // Each new key is compared with every key so far, and charged for it: the cost limit bounds
+  // the quadratic work (100,000 entries would otherwise take billions of comparisons).
+  Value MergeEntries(const Value& entry, std::vector<MapEntry>& into) {
     if (entry.kind() != Kind::kMap) return NoOverload("transformMapEntry", {entry});
     for (const MapEntry& add : entry.map()) {
+      cost_ += static_cast<int64_t>(into.size());
+      if (cost_ > limit_) return Value::Bool(true);  // the caller reports the exceeded limit
       for (const MapEntry& existing : into) {
         if (Equal(existing.key, add.key)) {
           return Value::Error(
