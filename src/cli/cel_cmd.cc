@@ -115,6 +115,7 @@ int RunCelEval(const CelOptions& o) {
         FindDevice(*devices, o.device_file, o.device_name);
     if (!found.ok()) return Usage(std::string(found.status().message()));
     options.variables.emplace_back("device");
+    options.dra_device = true;  // checked as the allocator checks selectors
     activation.Bind("device", cel::DeviceValue(found->first, found->second));
   }
   cel::Value value;

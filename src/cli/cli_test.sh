@@ -73,6 +73,8 @@ expect_output 'cases.jsonl:2: the case names a device: give --device' "cel cases
 expect_exit 2 "cel cases without --device exit" -- "$BIN" cel eval --cases testdata/cel/cases.jsonl
 expect_exit 2 "cel cases unreadable" -- "$BIN" cel eval --cases does/not/exist.jsonl
 expect_exit 2 "cel needs --expr or --cases" -- "$BIN" cel eval
+expect_output '"kind":"compile"' "cel --device checks the selector as the allocator does" -- \
+  "$BIN" cel eval -o json --expr 'device.driver + 1' --device examples/cluster/node-h100-0.yaml --device-name gpu-0
 
 # allocate
 expect_output '^\{"claim":"team-a/h100-or-better-40gi-1","allocated":true,"node":"(h100|h200|b200)-0","results":\[\{"request":"gpu","driver":"gpu.nvidia.com"' \
