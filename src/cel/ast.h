@@ -59,6 +59,15 @@ enum class Macro : uint8_t {
   kOptFlatMap,         // optional.optFlatMap(x, optional value)
 };
 
+// Generic calls that evaluate or charge unlike the rest, recognised once by the planner so the
+// evaluator compares a byte instead of the function's name on every call.
+enum class CallShape : uint8_t {
+  kPlain,
+  kOptionalOr,  // opt.or(x) / opt.orValue(x): x is evaluated only when opt is empty
+  kPairsSelf,   // distinct(): charged for the pairs of its receiver's elements
+  kPairsBoth,   // sets.contains/equivalent/intersects: charged for the pairs across two lists
+};
+
 struct Expr {
   // kPath is made by the planner only: `name.step.step` / `name["step"]` lookups of constant
   // string keys through plain maps; `target` keeps the original subtree as the fallback.
@@ -75,6 +84,7 @@ struct Expr {
   std::vector<std::string> path;                     // kPath: keys after the root variable `name`
   int32_t path_cost = 0;                             // kPath: cost of the nodes it replaces
   CallOp op = CallOp::kGeneric;                      // kCall, set by the planner
+  CallShape shape = CallShape::kPlain;               // kCall, set by the planner
   const LibraryOverload* library = nullptr;          // kCall: resolved library function, if any
   // kCall of matches/find/findAll whose pattern is a constant: compiled by the planner.
   std::shared_ptr<const re2::RE2> regex;

@@ -70,6 +70,10 @@ class Evaluator {
     cost_ = limit_ + 1;
     return Set(out, Value::Error("operation cancelled: actual cost limit exceeded"));
   }
+  Value LimitError() {
+    Value out;
+    return *CostExceeded(out);
+  }
 
   const Value* Ref(const Expr& e, Value& out) {
     if (++cost_ > limit_) return CostExceeded(out);
@@ -202,8 +206,8 @@ class Evaluator {
     absl::InlinedVector<Value, 4> args;
     if (e.target) args.push_back(Eval(*e.target));
     // opt.or(x) and opt.orValue(x) evaluate x only when opt is empty, as cel-go does.
-    if (e.target && e.args.size() == 1 && (e.name == "or" || e.name == "orValue") &&
-        args[0].kind() == Kind::kOptional && args[0].has_value()) {
+    if (e.shape == CallShape::kOptionalOr && args[0].kind() == Kind::kOptional &&
+        args[0].has_value()) {
       return Set(out, e.name == "or" ? args[0] : args[0].optional_value());
     }
     for (const ExprPtr& a : e.args) args.push_back(Eval(*a));
@@ -213,7 +217,7 @@ class Evaluator {
     // Functions are charged for what they scan: characters of string and bytes arguments,
     // elements of list and map arguments.
     for (const Value& a : args) cost_ += ScanCost(a);
-    cost_ += PairwiseCost(e.name, args);
+    if (e.shape != CallShape::kPlain) cost_ += PairwiseCost(e.shape, args);
     if (cost_ > limit_) return CostExceeded(out);
     std::span<const Value> span(args.data(), args.size());
     if (e.regex) {  // a constant pattern, compiled when the program was planned
@@ -228,16 +232,14 @@ class Evaluator {
 
   // distinct() and the sets functions compare every element with every other: they are
   // charged for the pairs, so the cost limit bounds their quadratic work.
-  static int64_t PairwiseCost(const std::string& name, std::span<const Value> args) {
+  static int64_t PairwiseCost(CallShape shape, std::span<const Value> args) {
     auto size = [&](size_t i) {
       return i < args.size() && args[i].kind() == Kind::kList
                  ? static_cast<int64_t>(args[i].list().size())
                  : 0;
     };
-    if (name == "distinct") return size(0) * size(0) / 2;
-    if (name == "sets.contains" || name == "sets.equivalent" || name == "sets.intersects") {
-      return size(0) * size(1);
-    }
+    if (shape == CallShape::kPairsSelf) return size(0) * size(0) / 2;
+    if (shape == CallShape::kPairsBoth) return size(0) * size(1);
     return 0;
   }
 
@@ -442,10 +444,7 @@ class Evaluator {
     int64_t count = 0;
     std::vector<Value> out;
     for (size_t i = 0; i < n; ++i) {
-      if (++cost_ > limit_) {
-        Value tmp;
-        return *CostExceeded(tmp);
-      }
+      if (++cost_ > limit_) return LimitError();
       Value first = is_map ? range.map()[i].key : Value::Int(static_cast<int64_t>(i));
       const Value& second = is_map ? range.map()[i].value : range.list()[i];
       // One variable: the element of a list or the key of a map. Two: index/key and value.
@@ -454,10 +453,7 @@ class Evaluator {
       if (two) v2.emplace(*this, e.iter_var2, second);
       Value p;
       if (e.predicate) p = Eval(*e.predicate);
-      if (cost_ > limit_) {
-        Value tmp;
-        return *CostExceeded(tmp);
-      }
+      if (cost_ > limit_) return LimitError();
       switch (e.macro) {
         case Macro::kAll:
         case Macro::kExists: {
@@ -512,10 +508,7 @@ class Evaluator {
     std::vector<Value> list;
     std::vector<MapEntry> entries;
     for (size_t i = 0; i < n; ++i) {
-      if (++cost_ > limit_) {
-        Value tmp;
-        return *CostExceeded(tmp);
-      }
+      if (++cost_ > limit_) return LimitError();
       Value first = is_map ? range.map()[i].key : Value::Int(static_cast<int64_t>(i));
       Local v1(*this, e.iter_var, first);
       Local v2(*this, e.iter_var2, is_map ? range.map()[i].value : range.list()[i]);
@@ -525,10 +518,7 @@ class Evaluator {
         if (!p.bool_value()) continue;
       }
       Value t = Eval(*e.transform);
-      if (cost_ > limit_) {
-        Value tmp;
-        return *CostExceeded(tmp);
-      }
+      if (cost_ > limit_) return LimitError();
       if (t.is_error()) return t;
       if (e.macro == Macro::kTransformList) {
         list.push_back(std::move(t));
@@ -537,8 +527,7 @@ class Evaluator {
       } else if (Value merged = MergeEntries(t, entries); merged.is_error()) {
         return merged;
       } else if (cost_ > limit_) {
-        Value tmp;
-        return *CostExceeded(tmp);
+        return LimitError();
       }
     }
     if (e.macro == Macro::kTransformList) return Value::List(std::move(list));
@@ -674,6 +663,19 @@ void PlanFormat(const Expr& e, std::string_view source, std::string& problem) {
   if (!bad.empty()) problem = FormatIssue(source, e.pos, bad);
 }
 
+CallShape CallShapeOf(const Expr& e) {
+  const bool receiver = e.target != nullptr;
+  if (receiver && e.args.size() == 1 && (e.name == "or" || e.name == "orValue")) {
+    return CallShape::kOptionalOr;
+  }
+  if (receiver && e.args.empty() && e.name == "distinct") return CallShape::kPairsSelf;
+  if (!receiver && e.args.size() == 2 &&
+      (e.name == "sets.contains" || e.name == "sets.equivalent" || e.name == "sets.intersects")) {
+    return CallShape::kPairsBoth;
+  }
+  return CallShape::kPlain;
+}
+
 // Resolves every call once (operators to CallOp, library functions to their overload,
 // constant regular expressions compiled) and evaluates calls, lists and maps whose operands
 // are all constants, so selectors like `... >= quantity("40Gi")` do not re-parse their
@@ -702,6 +704,7 @@ void Plan(Expr& e, std::string_view source, std::string& problem) {
       if (!e.target && e.name == name) e.op = op;
     }
     if (e.op == CallOp::kGeneric) {
+      e.shape = CallShapeOf(e);
       e.library = FindLibraryOverload(
           e.name, e.target != nullptr ? CallStyle::kReceiver : CallStyle::kGlobal,
           e.args.size() + (e.target ? 1 : 0));
