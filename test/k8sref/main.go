@@ -117,8 +117,14 @@ func runCel(args []string) int {
 			printDifference("DIFFERENCE", c, theirs, ours[i])
 		}
 	}
-	summary, _ := json.Marshal(map[string]any{"cases": len(cases), "agree": agree, "differ": differ,
-		"known": known, "seconds": float64(time.Since(start).Milliseconds()) / 1000})
+	// In the issue's field order: cases, agree, differ (then known), seconds.
+	summary, _ := json.Marshal(struct {
+		Cases   int     `json:"cases"`
+		Agree   int     `json:"agree"`
+		Differ  int     `json:"differ"`
+		Known   int     `json:"known"`
+		Seconds float64 `json:"seconds"`
+	}{len(cases), agree, differ, known, float64(time.Since(start).Milliseconds()) / 1000})
 	fmt.Println(string(summary))
 	if differ > known {
 		return 1
