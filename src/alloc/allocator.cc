@@ -112,6 +112,31 @@ class Search {
     return candidates_.emplace(key, std::move(out)).first->second;
   }
 
+  // An allocationMode All alternative's devices, as Kubernetes computes them before its
+  // search: those the selectors (and the filter) admit with room for the request beside what
+  // is already allocated. An untolerated taint on one of them fails the request (null), as a
+  // device in use or short of counters does when it is taken.
+  const std::vector<DeviceId>* AllSet(size_t slot, size_t a) {
+    auto key = std::make_pair(slot, a);
+    auto it = all_sets_.find(key);
+    if (it == all_sets_.end()) {
+      const Alternative& alt = Alt(slots_[slot], a);
+      std::optional<std::vector<DeviceId>> set(std::in_place);
+      for (DeviceId d : inv_.nodes()[node_].devices) {
+        const Reject r = Classify(alt, d);
+        if (fatal_) break;
+        if ((r != Reject::kNone && r != Reject::kTainted) || !CapacityFit(alt, d, false)) continue;
+        if (r == Reject::kTainted) {
+          set.reset();
+          break;
+        }
+        set->push_back(d);
+      }
+      it = all_sets_.emplace(key, std::move(set)).first;
+    }
+    return it->second ? &*it->second : nullptr;
+  }
+
   Reject Classify(const Alternative& alt, DeviceId d) {
     const model::DeviceInfo& info = inv_.devices()[d];
     cel::DeviceActivation act(info.cel_value);
@@ -161,7 +186,9 @@ class Search {
   // Capacity a choice of `d` would consume (shareable devices: parallel to its capacity), or
   // nullopt when it does not fit; for other devices, checks requested capacity against the
   // device's capacity.
-  std::optional<model::CapacityAmounts> CapacityFit(const Alternative& alt, DeviceId d) const {
+  // `with_search`: beside what this search has taken too (else only the state's allocations).
+  std::optional<model::CapacityAmounts> CapacityFit(const Alternative& alt, DeviceId d,
+                                                    bool with_search = true) const {
     const model::DeviceInfo& info = inv_.devices()[d];
     model::CapacityAmounts consumed;
     if (!HasCapacityNames(alt, d)) return std::nullopt;
@@ -181,7 +208,7 @@ class Search {
       if (!amount) return std::nullopt;
       api::Quantity used = used_before[i];
       auto dt = capacity_delta_.find(info.capacity_slot + static_cast<uint32_t>(i));
-      if (dt != capacity_delta_.end()) used = *used.Add(dt->second);
+      if (with_search && dt != capacity_delta_.end()) used = *used.Add(dt->second);
       absl::StatusOr<api::Quantity> after = used.Add(*amount);
       if (!after.ok() || cap.spec->value < *after) return std::nullopt;
       consumed.push_back(*amount);
@@ -197,10 +224,22 @@ class Search {
     }
   }
 
+  // Whether an ordinary (not admin) request may not take `d`: allocated before, or taken in
+  // this search by any request, adminAccess included (Kubernetes' rule).
   bool InUse(DeviceId d) const {
     if (Shareable(d)) return false;
     auto it = exclusive_.find(d);
-    return state_.in_use(d) || (it != exclusive_.end() && it->second > 0);
+    auto admin = admin_.find(d);
+    return state_.in_use(d) || (it != exclusive_.end() && it->second > 0) ||
+           (admin != admin_.end() && admin->second > 0);
+  }
+
+  // Whether an adminAccess request of claim `c` may not take `d`: the claim took it already
+  // (a device appears once per claim unless it is shareable).
+  bool TakenByClaim(size_t c, DeviceId d) const {
+    if (Shareable(d)) return false;
+    return std::any_of(chosen_.begin(), chosen_.end(),
+                       [&](const Choice& ch) { return ch.claim == c && ch.device == d; });
   }
 
   bool Applies(const CompiledConstraint& c, size_t request, const Alternative& alt) const {
@@ -236,6 +275,7 @@ class Search {
     const Slot& s = slots_[slot];
     const Alternative& alt = Alt(s, alt_index);
     if (!alt.admin_access && (InUse(d) || !CountersFit(d))) return false;
+    if (alt.admin_access && TakenByClaim(s.claim, d)) return false;
     // Admin access neither uses the device nor consumes its capacity; the requested capacity
     // names must still exist on it.
     std::optional<model::CapacityAmounts> consumed =
@@ -254,6 +294,7 @@ class Search {
         ++exclusive_[d];
       }
     }
+    if (alt.admin_access) ++admin_[d];
     chosen_.push_back(
         Choice{s.claim, s.request, alt_index, d, std::move(*consumed), alt.admin_access});
     return true;
@@ -263,7 +304,10 @@ class Search {
     const Choice ch = chosen_.back();
     chosen_.pop_back();
     const Alternative& alt = claims_[ch.claim]->requests[ch.request].alternatives[ch.alternative];
-    if (alt.admin_access) return;
+    if (alt.admin_access) {
+      --admin_[ch.device];
+      return;
+    }
     for (const model::CounterUse& use : inv_.devices()[ch.device].consumes) {
       api::Quantity& slot_delta = counter_delta_[{use.set, use.counter}];
       slot_delta = *slot_delta.Sub(use.amount);
@@ -311,27 +355,28 @@ class Search {
       if (found_ && a != fixed_alt_[slot]) continue;
       current_alt_[slot] = a;
       const Alternative& alt = req.alternatives[a];
-      const std::vector<DeviceId>& cands = Candidates(slot, a);
-      if (Done()) return true;
       if (alt.all) {
-        if (cands.empty()) continue;
-        bool complete = true;
-        for (DeviceId d : cands)
-          complete = complete && inv_.pools()[inv_.devices()[d].pool].complete;
-        if (!complete) continue;
+        const std::vector<DeviceId>* all = AllSet(slot, a);
+        if (Done()) return true;
+        // A pool being updated may hide matching devices: All cannot be served here.
+        if (all == nullptr || all->empty() || !inv_.nodes()[node_].incomplete_pools.empty()) {
+          continue;
+        }
         size_t taken = 0;
-        for (DeviceId d : cands) {
+        for (DeviceId d : *all) {
           if (!Take(slot, a, d)) break;
           ++taken;
         }
-        if (taken == cands.size() && taken <= 32 && Solve(slot + 1)) return true;
+        if (taken == all->size() && taken <= 32 && Solve(slot + 1)) return true;
         for (size_t i = 0; i < taken; ++i) Untake();
         continue;
       }
-      if (alt.count > 32 || static_cast<int64_t>(cands.size()) < alt.count) continue;
+      const std::vector<DeviceId>& cands = Candidates(slot, a);
+      if (Done()) return true;
+      if (alt.count > 32) continue;
       if (!alt.admin_access) {  // prune before trying combinations
         int64_t free = 0;
-        for (DeviceId d : cands) free += InUse(d) ? 0 : 1;
+        for (DeviceId d : cands) free += InUse(d) ? 0 : (Shareable(d) ? alt.count : 1);
         if (free < alt.count) continue;
       }
       if (Choose(slot, a, cands, 0, alt.count)) return true;
@@ -339,15 +384,17 @@ class Search {
     return false;
   }
 
-  // Chooses `remaining` more devices from cands[start..] in increasing order. After the
-  // subtree of one device is exhausted, devices interchangeable with it are skipped at this
-  // position: when neither is chosen yet, swapping the two maps any allocation using one to an
-  // equally valid, equally scored one using the other, which was already tried.
+  // Chooses `remaining` more devices from cands[start..] in increasing order; a shareable
+  // device may be chosen again for the same request (one more share, as Kubernetes allows).
+  // After the subtree of one device is exhausted, devices interchangeable with it are skipped
+  // at this position: when neither is chosen yet, swapping the two maps any allocation using
+  // one to an equally valid, equally scored one using the other, which was already tried.
   bool Choose(size_t slot, size_t a, const std::vector<DeviceId>& cands, size_t start,
               int64_t remaining) {
     if (remaining == 0) return Solve(slot + 1);
     std::vector<int32_t> exhausted_classes;
-    for (size_t i = start; i + static_cast<size_t>(remaining) <= cands.size(); ++i) {
+    for (size_t i = start; i < cands.size(); ++i) {
+      if (i + static_cast<size_t>(remaining) > cands.size() && !AnyShareable(cands, i)) break;
       // Devices already chosen (admin access may choose one twice) are not interchangeable
       // with the others.
       bool fresh = options_.symmetry && !Chosen(cands[i]);
@@ -361,7 +408,8 @@ class Search {
         return true;
       }
       if (!Take(slot, a, cands[i])) continue;
-      if (Choose(slot, a, cands, i + 1, remaining - 1)) return true;
+      const size_t next = Shareable(cands[i]) ? i : i + 1;
+      if (Choose(slot, a, cands, next, remaining - 1)) return true;
       Untake();
       if (fresh) {
         int32_t cls = ClassOf(cands[i]);
@@ -369,6 +417,11 @@ class Search {
       }
     }
     return false;
+  }
+
+  bool AnyShareable(const std::vector<DeviceId>& cands, size_t from) const {
+    return std::any_of(cands.begin() + static_cast<std::ptrdiff_t>(from), cands.end(),
+                       [&](DeviceId d) { return Shareable(d); });
   }
 
   bool Chosen(DeviceId d) const {
@@ -599,6 +652,18 @@ class Search {
     return t;
   }
 
+  // allocationMode All on a node that a pool being updated reaches.
+  void ExplainIncompletePools(Outcome& out) const {
+    for (model::PoolId p : inv_.nodes()[node_].incomplete_pools) {
+      const model::PoolInfo& pool = inv_.pools()[p];
+      out.reasons.push_back(
+          util::Cat("  pool ", pool.driver, "/", pool.name,
+                    " is being updated (not all its ResourceSlices of generation ", pool.generation,
+                    " are published): all matching devices "
+                    "cannot be known; retry when it is complete"));
+    }
+  }
+
   void ExplainAlternative(const CompiledClaim& claim, size_t request, const Alternative& alt,
                           Outcome& out) {
     const Tally t = Count(alt);
@@ -617,6 +682,7 @@ class Search {
       out.reasons.push_back(util::Cat("  all matching devices would be ", matching,
                                       " results, more than 32 results per claim"));
     }
+    if (alt.all) ExplainIncompletePools(out);
     if (alt.all || t.ok < alt.count) return;
     for (const CompiledConstraint& c : claim.constraints) {
       if (Applies(c, request, alt)) {
@@ -636,6 +702,8 @@ class Search {
   std::vector<std::string>* static_keys_;
   std::vector<Slot> slots_;
   std::map<std::pair<size_t, size_t>, std::vector<DeviceId>> candidates_;
+  std::map<std::pair<size_t, size_t>, std::optional<std::vector<DeviceId>>> all_sets_;
+  std::map<DeviceId, int> admin_;  // devices adminAccess requests took in this search
   std::vector<Choice> chosen_;
   std::map<std::pair<model::CounterSetId, uint32_t>, api::Quantity> counter_delta_;
   std::map<uint32_t, api::Quantity> capacity_delta_;  // by capacity slot

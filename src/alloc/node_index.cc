@@ -9,6 +9,9 @@
 namespace gpuplane::alloc {
 namespace {
 
+// The most results a claim may have (Kubernetes' AllocationResultsMaxSize).
+constexpr int64_t kMaxResultsPerClaim = 32;
+
 // Whether a device may pass an alternative's static filters: no selector returns false and
 // every taint is tolerated. A selector that fails (a CEL runtime error) counts as a possible
 // match, so the allocator gets to run on the node and report the error as Kubernetes would.
@@ -59,12 +62,17 @@ int NodeIndex::Intern(const Alternative& alt) {
   s.matches.resize(inv_.devices().size());
   s.matching.assign(nodes, 0);
   s.free.assign(nodes, 0);
+  s.supply.assign(nodes, 0);
   for (model::DeviceId d = 0; d < s.matches.size(); ++d) {
     if (reachers_[d].empty() || !Passes(alt, inv_.devices()[d])) continue;
     s.matches[d] = 1;
+    const int64_t shares = inv_.devices()[d].shareable ? kMaxResultsPerClaim : 1;
     for (model::NodeId n : reachers_[d]) {
       ++s.matching[n];
-      if (s.admin || free_[d] != 0) ++s.free[n];
+      if (s.admin || free_[d] != 0) {
+        ++s.free[n];
+        s.supply[n] += shares;
+      }
     }
   }
   BuildTree(s);
@@ -76,7 +84,7 @@ int NodeIndex::Intern(const Alternative& alt) {
 
 void NodeIndex::BuildTree(Signature& s) const {
   s.tree.assign(2 * leaves_, -1);
-  for (size_t p = 0; p < order_.size(); ++p) s.tree[leaves_ + p] = s.free[order_[p]];
+  for (size_t p = 0; p < order_.size(); ++p) s.tree[leaves_ + p] = s.supply[order_[p]];
   for (size_t i = leaves_ - 1; i >= 1; --i) s.tree[i] = std::max(s.tree[2 * i], s.tree[2 * i + 1]);
 }
 
@@ -88,7 +96,7 @@ void NodeIndex::Reorder(std::vector<model::NodeId> order) {
 
 void NodeIndex::Update(Signature& s, size_t position) {
   size_t i = leaves_ + position;
-  s.tree[i] = s.free[order_[position]];
+  s.tree[i] = s.supply[order_[position]];
   for (i /= 2; i >= 1; i /= 2) s.tree[i] = std::max(s.tree[2 * i], s.tree[2 * i + 1]);
 }
 
@@ -101,6 +109,7 @@ void NodeIndex::Refresh(model::DeviceId device) {
     if (s.admin || s.matches[device] == 0) continue;
     for (model::NodeId n : reachers_[device]) {
       s.free[n] += delta;
+      s.supply[n] += delta;  // shareable devices are always free: they never change here
       Update(s, position_[n]);
     }
   }
@@ -125,13 +134,18 @@ size_t NodeIndex::FirstAtLeast(const Signature& s, size_t from, int64_t need) co
   return p < order_.size() ? p : kNoPosition;
 }
 
+// All mode: some matching device, and every matching device free (unless the request names
+// capacities: then a device in use that lacks room is not among All's devices).
+bool NodeIndex::AllMayFit(const Signature& s, const Alternative& alt, model::NodeId n) {
+  const bool loose = s.admin || !alt.capacity.empty();
+  return s.matching[n] > 0 && (loose || s.free[n] == s.matching[n]);
+}
+
 size_t NodeIndex::FirstForAlternative(const Alternative& alt, size_t from) {
   const Signature& s = sigs_[Intern(alt)];
   if (!alt.all) return FirstAtLeast(s, from, alt.count);
-  // All mode: some matching device, and every matching device free.
   for (size_t p = from; p < order_.size(); ++p) {
-    model::NodeId n = order_[p];
-    if (s.matching[n] > 0 && (s.admin || s.free[n] == s.matching[n])) return p;
+    if (AllMayFit(s, alt, order_[p])) return p;
   }
   return kNoPosition;
 }
@@ -166,8 +180,7 @@ bool NodeIndex::MayFit(const std::vector<const CompiledClaim*>& claims, model::N
       for (size_t a = 0; a < r.alternatives.size() && a < alternatives; ++a) {
         const Alternative& alt = r.alternatives[a];
         const Signature& s = sigs_[Intern(alt)];
-        any = alt.all ? s.matching[node] > 0 && (s.admin || s.free[node] == s.matching[node])
-                      : s.free[node] >= alt.count;
+        any = alt.all ? AllMayFit(s, alt, node) : s.supply[node] >= alt.count;
         if (any) break;
       }
       if (!any) return false;

@@ -68,12 +68,16 @@ class NodeIndex {
     bool admin = false;
     std::vector<uint8_t> matches;         // per device
     std::vector<int64_t> matching, free;  // per node id
-    std::vector<int64_t> tree;            // max of free, over positions
+    // Per node id: devices a request can take from it, counting each shareable device as 32
+    // (the most results a claim has): it may serve a request more than once.
+    std::vector<int64_t> supply;
+    std::vector<int64_t> tree;  // max of supply, over positions
   };
   bool DeviceFree(model::DeviceId d) const;
+  static bool AllMayFit(const Signature& s, const Alternative& alt, model::NodeId n);
   void BuildTree(Signature& s) const;
   void Update(Signature& s, size_t position);
-  // First position >= from whose free count is >= need.
+  // First position >= from whose supply is >= need.
   size_t FirstAtLeast(const Signature& s, size_t from, int64_t need) const;
   size_t FirstForAlternative(const Alternative& alt, size_t from);
 

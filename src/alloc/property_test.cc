@@ -1,10 +1,11 @@
 // Property test: on 10,000 random small instances the allocator finds an allocation exactly
-// when a brute-force enumerator does, every allocation it returns passes the independent
-// verifier, it keeps the first feasible firstAvailable choices, and (for claims of up to two
-// requests) with an unbounded effort, with or without symmetry breaking, it reaches the best
-// score the enumerator finds. The enumerator tries every alternative of every request and every
-// device subset, and asks the verifier; it shares no code with the search.
-#include <bit>
+// when a brute-force enumerator does (shareable devices may serve a request twice), every
+// allocation it returns passes the independent verifier, it keeps the first feasible firstAvailable
+// choices, and (for claims of up to two requests) with an unbounded effort, with or without
+// symmetry breaking, it reaches the best score the enumerator finds. The enumerator tries every
+// alternative of every request and every device subset, and asks the verifier; it shares no code
+// with the search.
+#include <functional>
 #include <optional>
 #include <random>
 
@@ -118,24 +119,47 @@ Instance RandomInstance(std::mt19937& rng) {
   return in;
 }
 
-// Every alternative and device subset for each request, checked by the verifier.
-bool BruteForce(const model::Inventory& inv, const model::AllocationState& state,
-                const CompiledClaim& claim, std::vector<Choice>& chosen, size_t request) {
-  if (request == claim.requests.size()) return Verify(inv, state, {&claim}, 0, chosen).empty();
+// Every choice of `count` devices from devices[start..] in lexicographic order (the search
+// order of Kubernetes and of the allocator: what "first feasible" means), a shareable device
+// possibly more than once; for allocationMode All (count < 0), every subset. Each choice is
+// appended to `chosen` as request `request`'s alternative `a` while `visit` runs; stops when
+// it returns true.
+bool ForEachChoice(const model::Inventory& inv, const Alternative& alt, size_t request, size_t a,
+                   size_t start, int64_t count, std::vector<Choice>& chosen,
+                   const std::function<bool()>& visit) {
   const std::vector<model::DeviceId>& devices = inv.nodes()[0].devices;
-  size_t n = devices.size();
-  for (size_t a = 0; a < claim.requests[request].alternatives.size(); ++a) {
-    const Alternative& alt = claim.requests[request].alternatives[a];
+  const size_t n = devices.size();
+  if (count < 0) {
     for (uint32_t mask = 1; mask < (1u << n); ++mask) {
       size_t before = chosen.size();
       for (size_t i = 0; i < n; ++i) {
-        if (mask & (1u << i)) {
+        if (mask & (1u << i))
           chosen.push_back(Choice{0, request, a, devices[i], {}, alt.admin_access});
-        }
       }
-      bool size_ok = alt.all || static_cast<int64_t>(chosen.size() - before) == alt.count;
-      if (size_ok && BruteForce(inv, state, claim, chosen, request + 1)) return true;
+      if (visit()) return true;
       chosen.resize(before);
+    }
+    return false;
+  }
+  if (count == 0) return visit();
+  for (size_t i = start; i < n; ++i) {
+    chosen.push_back(Choice{0, request, a, devices[i], {}, alt.admin_access});
+    size_t next = inv.devices()[devices[i]].shareable ? i : i + 1;
+    if (ForEachChoice(inv, alt, request, a, next, count - 1, chosen, visit)) return true;
+    chosen.pop_back();
+  }
+  return false;
+}
+
+// Every alternative and device choice for each request, checked by the verifier.
+bool BruteForce(const model::Inventory& inv, const model::AllocationState& state,
+                const CompiledClaim& claim, std::vector<Choice>& chosen, size_t request) {
+  if (request == claim.requests.size()) return Verify(inv, state, {&claim}, 0, chosen).empty();
+  for (size_t a = 0; a < claim.requests[request].alternatives.size(); ++a) {
+    const Alternative& alt = claim.requests[request].alternatives[a];
+    if (ForEachChoice(inv, alt, request, a, 0, alt.all ? -1 : alt.count, chosen,
+                      [&] { return BruteForce(inv, state, claim, chosen, request + 1); })) {
+      return true;
     }
   }
   return false;
@@ -153,20 +177,12 @@ void BestScore(const model::Inventory& inv, const model::AllocationState& state,
     if (!best || score < *best) best = score;
     return;
   }
-  const std::vector<model::DeviceId>& devices = inv.nodes()[0].devices;
-  size_t n = devices.size();
   size_t a = alternatives[request];
   const Alternative& alt = claim.requests[request].alternatives[a];
-  for (uint32_t mask = 1; mask < (1u << n); ++mask) {
-    if (!alt.all && std::popcount(mask) != alt.count) continue;
-    size_t before = chosen.size();
-    for (size_t i = 0; i < n; ++i) {
-      if (mask & (1u << i))
-        chosen.push_back(Choice{0, request, a, devices[i], {}, alt.admin_access});
-    }
+  ForEachChoice(inv, alt, request, a, 0, alt.all ? -1 : alt.count, chosen, [&] {
     BestScore(inv, state, claim, scorer, alternatives, chosen, request + 1, best);
-    chosen.resize(before);
-  }
+    return false;
+  });
 }
 
 // The full 10,000 instances run in the release build; sanitizer builds check a sample.

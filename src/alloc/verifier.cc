@@ -1,7 +1,9 @@
 #include "alloc/verifier.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
+#include <tuple>
 
 #include "cel/device_env.h"
 #include "util/strings.h"
@@ -109,7 +111,13 @@ class Verifier {
     }
     const Alternative& alt = claim.requests[r].alternatives[*alts.begin()];
     std::set<model::DeviceId> distinct(devices.begin(), devices.end());
-    if (distinct.size() != devices.size()) return alt.result_name + " takes a device twice";
+    for (model::DeviceId d : distinct) {
+      // A shareable device may serve a request more than once (each a share of its capacity).
+      const bool shareable = inv_.devices()[d].spec->allow_multiple_allocations.value_or(false);
+      if (!shareable && std::count(devices.begin(), devices.end(), d) > 1) {
+        return alt.result_name + " takes a device twice";
+      }
+    }
     if (alt.all) {
       if (std::string problem = All(alt, distinct); !problem.empty()) return problem;
     } else if (static_cast<int64_t>(devices.size()) != alt.count) {
@@ -122,22 +130,45 @@ class Verifier {
     return "";
   }
 
-  // allocationMode All: exactly the node's matching devices, all in complete pools.
+  // allocationMode All: exactly the node's devices that the selectors admit and that have
+  // room for the request beside the state's allocations (Kubernetes' set), and no incomplete
+  // pool reaching the node (its missing slices may hold more).
   std::string All(const Alternative& alt, const std::set<model::DeviceId>& distinct) const {
-    std::set<model::DeviceId> matching;
+    std::set<model::DeviceId> matching;  // untolerated taints fail in Device()
     for (model::DeviceId d : inv_.nodes()[node_].devices) {
-      const std::vector<api::Taint>& taints = inv_.devices()[d].spec->taints;
-      bool taint_ok = std::all_of(taints.begin(), taints.end(),
-                                  [&](const api::Taint& t) { return Tolerated(alt, t); });
-      if (Selected(inv_, alt, d) && taint_ok) matching.insert(d);
+      if (Selected(inv_, alt, d) && RoomBefore(alt, d)) matching.insert(d);
     }
     if (matching.empty() || matching != distinct) return alt.result_name + " (All) misses devices";
-    for (model::DeviceId d : matching) {
-      if (!inv_.pools()[inv_.devices()[d].pool].complete) {
-        return alt.result_name + ": incomplete pool";
-      }
+    if (!inv_.nodes()[node_].incomplete_pools.empty()) {
+      return alt.result_name + " (All): a pool reaching the node is incomplete";
     }
     return "";
+  }
+
+  // Whether the request's capacities exist on the device and fit beside what the state has
+  // allocated: an exclusive device's values are large enough; a shareable device's policy
+  // allows an amount that fits.
+  bool RoomBefore(const Alternative& alt, model::DeviceId d) const {
+    const api::Device& spec = *inv_.devices()[d].spec;
+    for (const auto& [name, q] : alt.capacity) {
+      if (!spec.capacity.contains(name)) return false;
+    }
+    const bool shareable = spec.allow_multiple_allocations.value_or(false);
+    std::span<const api::Quantity> used_by = state_.capacity_used(inv_, d);
+    size_t i = 0;
+    for (const auto& [name, cap] : spec.capacity) {
+      auto want = alt.capacity.find(name);
+      const api::Quantity* w = want == alt.capacity.end() ? nullptr : &want->second;
+      api::Quantity used = i < used_by.size() ? used_by[i] : api::Quantity();
+      ++i;
+      if (!shareable) {
+        if (w != nullptr && cap.value < *w) return false;
+        continue;
+      }
+      std::optional<api::Quantity> amount = Allowed(cap, w);
+      if (!amount || cap.value < *used.Add(*amount)) return false;
+    }
+    return true;
   }
 
   std::string Device(const Alternative& alt, model::DeviceId d) {
@@ -225,16 +256,94 @@ class Verifier {
   std::map<std::pair<model::DeviceId, std::string>, api::Quantity> capacity_;
 };
 
+// Kubernetes' rules for a device taken more than once in one allocation, in claim and request
+// order: an ordinary request takes a device no earlier request took (adminAccess ones
+// included); an adminAccess request, one its own claim has not taken. Shareable devices are
+// exempt (each use is a share).
+std::string Repeats(const model::Inventory& inv, const std::vector<const CompiledClaim*>& claims,
+                    std::vector<Choice> choices) {
+  std::stable_sort(choices.begin(), choices.end(), [](const Choice& a, const Choice& b) {
+    return std::tie(a.claim, a.request) < std::tie(b.claim, b.request);
+  });
+  std::map<model::DeviceId, std::vector<size_t>> taken_by;  // device -> claims, in order
+  for (const Choice& ch : choices) {
+    if (inv.devices()[ch.device].shareable) continue;
+    std::vector<size_t>& earlier = taken_by[ch.device];
+    const std::string& name = inv.devices()[ch.device].spec->name;
+    if (!ch.admin_access && !earlier.empty()) {
+      return util::Cat("claim ", claims[ch.claim]->name, " takes device ", name,
+                       ", which an earlier request of this allocation took");
+    }
+    if (ch.admin_access && std::find(earlier.begin(), earlier.end(), ch.claim) != earlier.end()) {
+      return util::Cat("claim ", claims[ch.claim]->name, " takes device ", name, " twice");
+    }
+    earlier.push_back(ch.claim);
+  }
+  return "";
+}
+
 }  // namespace
 
 std::string Verify(const model::Inventory& inv, const model::AllocationState& state,
                    const std::vector<const CompiledClaim*>& claims, model::NodeId node,
                    const std::vector<Choice>& choices) {
+  if (std::string problem = Repeats(inv, claims, choices); !problem.empty()) return problem;
   Verifier verifier(inv, state, node, choices);
   for (size_t c = 0; c < claims.size(); ++c) {
     if (std::string problem = verifier.Claim(c, *claims[c]); !problem.empty()) return problem;
   }
   return "";
+}
+
+namespace {
+
+// The choice one result denotes in claim `c`, or the problem.
+absl::StatusOr<Choice> ChoiceOf(const model::Inventory& inv, const CompiledClaim& claim, size_t c,
+                                const api::DeviceRequestAllocationResult& r) {
+  for (size_t q = 0; q < claim.requests.size(); ++q) {
+    const std::vector<Alternative>& alts = claim.requests[q].alternatives;
+    for (size_t a = 0; a < alts.size(); ++a) {
+      if (alts[a].result_name != r.request) continue;
+      std::optional<model::DeviceId> d = inv.FindDevice(r.driver, r.pool, r.device);
+      if (!d) {
+        return absl::NotFoundError(util::Cat("claim ", claim.name, " result ", r.request,
+                                             " names device ", r.driver, "/", r.pool, "/", r.device,
+                                             ", which no slice publishes"));
+      }
+      return Choice{.claim = c,
+                    .request = q,
+                    .alternative = a,
+                    .device = *d,
+                    .consumed = {},
+                    .admin_access = r.admin_access.value_or(false)};
+    }
+  }
+  return absl::NotFoundError(
+      util::Cat("claim ", claim.name, " has a result for request ", r.request, ", which it lacks"));
+}
+
+}  // namespace
+
+std::string VerifyResults(const model::Inventory& inv, const model::AllocationState& state,
+                          const std::vector<const CompiledClaim*>& claims, model::NodeId node,
+                          const std::vector<api::AllocationResult>& results) {
+  if (results.size() != claims.size()) {
+    return util::Cat(results.size(), " allocation results for ", claims.size(), " claims");
+  }
+  std::vector<Choice> choices;
+  for (size_t c = 0; c < claims.size(); ++c) {
+    for (const api::DeviceRequestAllocationResult& r : results[c].devices.results) {
+      absl::StatusOr<Choice> choice = ChoiceOf(inv, *claims[c], c, r);
+      if (!choice.ok()) return std::string(choice.status().message());
+      if (choice->admin_access !=
+          claims[c]->requests[choice->request].alternatives[choice->alternative].admin_access) {
+        return util::Cat("claim ", claims[c]->name, " result ", r.request,
+                         " disagrees with the request on adminAccess");
+      }
+      choices.push_back(*choice);
+    }
+  }
+  return Verify(inv, state, claims, node, choices);
 }
 
 }  // namespace gpuplane::alloc

@@ -83,8 +83,12 @@ class InventoryBuilder {
   void AddPool(const PoolKey& key, const std::vector<const api::ResourceSlice*>& slices) {
     const PoolId pool_id = static_cast<PoolId>(inv_.pools_.size());
     PoolInfo pool{key.driver, key.name, generation_[key], false, {}};
-    pool.complete =
-        static_cast<int64_t>(slices.size()) >= slices[0]->spec.pool.resource_slice_count;
+    // Slices that disagree on resourceSliceCount (a driver mid-update) count as the largest.
+    int64_t expected = 0;
+    for (const api::ResourceSlice* sl : slices) {
+      expected = std::max(expected, sl->spec.pool.resource_slice_count);
+    }
+    pool.complete = static_cast<int64_t>(slices.size()) >= expected;
     // Counter sets first: devices refer to them by name.
     std::map<std::string, CounterSetId, std::less<>> sets;
     for (const api::ResourceSlice* s : slices) {
@@ -106,6 +110,7 @@ class InventoryBuilder {
               : std::make_unique<api::ResourceSlice>(*s));
       const api::ResourceSlice& owned = *inv_.slices_.back();
       for (const api::Device& d : owned.spec.devices) AddDevice(key, pool_id, owned, d, sets, pool);
+      if (!pool.complete) incomplete_slices_.emplace_back(pool_id, &owned);
     }
     inv_.pools_.push_back(std::move(pool));
   }
@@ -187,10 +192,20 @@ class InventoryBuilder {
     }
   }
 
-  // Reachability: node-local devices, then selector-based and all-node devices.
+  // Reachability: node-local devices, then selector-based and all-node devices, of complete
+  // pools; nodes reached by an incomplete pool's slice (or device) note the pool.
   void Reachability() {
+    for (const auto& [pool, slice] : incomplete_slices_) {
+      for (NodeInfo& n : inv_.nodes_) {
+        bool reaches = SliceReaches(*slice, n);
+        for (const api::Device& d : slice->spec.devices) reaches = reaches || DeviceReaches(d, n);
+        std::vector<PoolId>& marked = n.incomplete_pools;
+        if (reaches && (marked.empty() || marked.back() != pool)) marked.push_back(pool);
+      }
+    }
     for (DeviceId id = 0; id < inv_.devices_.size(); ++id) {
       const DeviceInfo& d = inv_.devices_[id];
+      if (!inv_.pools_[d.pool].complete) continue;
       if (d.node != kNoId) {
         inv_.nodes_[d.node].devices.push_back(id);
         continue;
@@ -209,8 +224,18 @@ class InventoryBuilder {
     }
   }
 
+  static bool SliceReaches(const api::ResourceSlice& s, const NodeInfo& n) {
+    return (s.spec.node_name && *s.spec.node_name == n.name) || s.spec.all_nodes.value_or(false) ||
+           (s.spec.node_selector && MatchesNodeSelector(*s.spec.node_selector, n.name, n.labels));
+  }
+  static bool DeviceReaches(const api::Device& d, const NodeInfo& n) {
+    return (d.node_name && *d.node_name == n.name) || d.all_nodes.value_or(false) ||
+           (d.node_selector && MatchesNodeSelector(*d.node_selector, n.name, n.labels));
+  }
+
   const std::vector<api::SourcedObject>& objects_;
   Slices slices_;
+  std::vector<std::pair<PoolId, const api::ResourceSlice*>> incomplete_slices_;
   Inventory inv_;
   std::map<PoolKey, int64_t> generation_;
   cel::DeviceValueCache values_;  // equal names and values shared between devices

@@ -1,6 +1,7 @@
 // Cluster inventory: everything the allocator searches over, with dense integer ids, built
 // from DeviceClasses, ResourceSlices and Nodes. Only the highest generation of each pool
-// counts; a pool is complete once all its slices of that generation are present. Each device
+// counts; a pool is complete once all its slices of that generation are present, and only
+// complete pools' devices are allocatable (nodes list them; see NodeInfo). Each device
 // knows its pool, the node it is local to (if any), the counters it consumes (resolved to
 // counter-set ids), its capacities (names interned to dense CapacityIds, so hot paths compare
 // integers) and its CEL `device` value. Each node knows every device it can reach
@@ -77,6 +78,10 @@ struct NodeInfo {
   std::string name;
   std::map<std::string, std::string> labels;
   std::vector<DeviceId> devices;  // every device this node can reach, ascending
+  // Pools being updated (fewer slices of the current generation than resourceSliceCount) that
+  // reach this node. As in Kubernetes' allocator, their devices are not in `devices` (the
+  // missing slices may change them), and an allocationMode All request cannot be served here.
+  std::vector<PoolId> incomplete_pools;
 };
 
 // A compact string that identifies an attribute value (type and value), for hashing and maps.
