@@ -299,4 +299,33 @@ absl::StatusOr<BatchResult> AllocateInOrder(std::vector<api::SourcedObject> clus
   return std::move(run.result());
 }
 
+absl::StatusOr<std::string> VerifyAllocatedClaims(std::vector<api::SourcedObject> cluster,
+                                                  const std::vector<api::SourcedObject>& allocated,
+                                                  const std::string& node) {
+  const model::Inventory inv = model::Inventory::BuildTakingSlices(cluster);
+  model::AllocationState state(inv);
+  state.ApplyAllocatedClaims(inv, cluster);
+  std::optional<model::NodeId> n = inv.FindNode(node);
+  if (!n) return absl::NotFoundError(util::Cat("node \"", node, "\" is not among the objects"));
+  SelectorCache cache;
+  std::vector<CompiledClaim> compiled;
+  std::vector<api::AllocationResult> results;
+  for (const api::SourcedObject& o : allocated) {
+    const auto* c = std::get_if<api::ResourceClaim>(&o.object);
+    if (c == nullptr) continue;
+    if (!c->status.allocation) {
+      return absl::InvalidArgumentError(
+          util::Cat(o.file, ":", o.line, ": ", api::Label(o.object), " has no status.allocation"));
+    }
+    absl::StatusOr<CompiledClaim> cc =
+        CompileClaim(c->metadata.namespace_name, c->metadata.name, c->spec, inv, cache);
+    if (!cc.ok()) return cc.status();
+    compiled.push_back(std::move(*cc));
+    results.push_back(*c->status.allocation);
+  }
+  std::vector<const CompiledClaim*> ptrs;
+  for (const CompiledClaim& c : compiled) ptrs.push_back(&c);
+  return VerifyResults(inv, state, ptrs, *n, results);
+}
+
 }  // namespace gpuplane::alloc

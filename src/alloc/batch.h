@@ -56,6 +56,15 @@ absl::StatusOr<BatchResult> AllocateInOrder(std::vector<api::SourcedObject> clus
                                             const std::optional<std::string>& node,
                                             Verification verification = Verification::kOff);
 
+// Checks claims allocated elsewhere (Kubernetes' allocator, a cluster's scheduler) as one
+// pod's claims on `node`, on top of `cluster` (taken by value, as above) and its allocated
+// claims: "" when the verifier accepts every `allocated` ResourceClaim's status.allocation
+// together, else the first problem. Errors: an unknown node, a claim without status.allocation
+// or whose spec does not compile (naming the claim).
+absl::StatusOr<std::string> VerifyAllocatedClaims(std::vector<api::SourcedObject> cluster,
+                                                  const std::vector<api::SourcedObject>& allocated,
+                                                  const std::string& node);
+
 }  // namespace gpuplane::alloc
 
 #endif  // GPUPLANE_ALLOC_BATCH_H_

@@ -9,6 +9,7 @@
 #include "alloc/batch.h"
 #include "api/loader.h"
 #include "api/writer.h"
+#include "cli/allocate_cases.h"
 #include "cli/commands.h"
 #include "cli/timings.h"
 #include "nlohmann/json.hpp"
@@ -23,6 +24,7 @@ struct AllocateOptions {
   std::vector<std::string> claims;
   std::string node;
   std::string output = "yaml";
+  std::string cases;
 };
 
 bool PrintLoadErrors(const api::LoadResult& r) {
@@ -30,23 +32,6 @@ bool PrintLoadErrors(const api::LoadResult& r) {
     if (d.is_error()) std::fprintf(stderr, "%s\n", d.ToString().c_str());
   }
   return r.errors() > 0;
-}
-
-nlohmann::ordered_json ResultsJson(const api::AllocationResult& a) {
-  nlohmann::ordered_json results = nlohmann::ordered_json::array();
-  for (const api::DeviceRequestAllocationResult& r : a.devices.results) {
-    nlohmann::ordered_json j = {
-        {"request", r.request}, {"driver", r.driver}, {"pool", r.pool}, {"device", r.device}};
-    if (r.share_id) j["shareID"] = *r.share_id;
-    if (!r.consumed_capacity.empty()) {
-      nlohmann::ordered_json cap = nlohmann::ordered_json::object();
-      for (const auto& [k, q] : r.consumed_capacity) cap[k] = q.String();
-      j["consumedCapacity"] = cap;
-    }
-    if (r.admin_access.value_or(false)) j["adminAccess"] = true;
-    results.push_back(j);
-  }
-  return results;
 }
 
 int RunAllocate(const AllocateOptions& opt) {
@@ -103,16 +88,25 @@ Command AddAllocateCommand(CLI::App& app) {
       "allocate", "Allocate ResourceClaims (and Pods' claims) against a cluster's DRA objects");
   cmd->add_option("--objects", opt->objects,
                   "Files or directories with DeviceClasses, ResourceSlices, Nodes and allocated "
-                  "ResourceClaims")
-      ->required();
+                  "ResourceClaims");
   cmd->add_option("--claims", opt->claims,
                   "Files with ResourceClaims, ResourceClaimTemplates (one claim per use) and "
-                  "Pods, allocated in order")
-      ->required();
+                  "Pods, allocated in order");
   cmd->add_option("--node", opt->node, "Allocate on this node only (and explain failures)");
   cmd->add_option("-o,--output", opt->output, "Output format")
       ->check(CLI::IsMember({"yaml", "json"}));
-  return Command{cmd, [opt] { return RunAllocate(*opt); }};
+  cmd->add_option("--cases", opt->cases,
+                  "A JSON-lines file of instances ({\"objects\", \"claims\", \"node\", "
+                  "\"check\"}; - for standard input): one JSON result line each")
+      ->excludes("--objects", "--claims", "--node");
+  return Command{cmd, [opt] {
+                   if (!opt->cases.empty()) return RunAllocateCases(opt->cases);
+                   if (opt->objects.empty() || opt->claims.empty()) {
+                     return Fail("allocate", absl::InvalidArgumentError(
+                                                 "give --objects and --claims (or --cases)"));
+                   }
+                   return RunAllocate(*opt);
+                 }};
 }
 
 }  // namespace gpuplane::cli

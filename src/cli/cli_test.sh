@@ -87,6 +87,52 @@ expect_output '^\{"summary":\{"claims":1,"allocated":1\}\}$' "allocate summary" 
 expect_output 'request: gpu/small' "allocate yaml status" -- "$BIN" allocate --objects examples/cluster --claims examples/workloads/small-mig-else-medium-else-full.yaml --node a100-80gb-mig-0
 expect_exit 2 "allocate unknown node" -- "$BIN" allocate --objects examples/cluster --claims examples/workloads/h100-or-better-40gi.yaml --node nope
 expect_exit 2 "allocate missing template" -- "$BIN" allocate --objects examples/cluster --claims examples/workloads/training-gang.yaml
+# allocate --cases: instances in one process (the differential test's interface)
+tmp_cases=$(mktemp -d)
+python3 - "$tmp_cases" <<'PY'
+import json, sys
+d = sys.argv[1]
+objects = """apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: gpu}
+spec: {}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: s}
+spec:
+  driver: gpu.example.com
+  pool: {name: p, generation: 1, resourceSliceCount: 1}
+  nodeName: node-a
+  devices: [{name: g0}, {name: g1}]
+"""
+claim = """apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: c, namespace: t}
+spec:
+  devices:
+    requests: [{name: r, exactly: {deviceClassName: gpu, count: 2}}]
+"""
+twice = claim + """status:
+  allocation:
+    devices:
+      results:
+      - {request: r, driver: gpu.example.com, pool: p, device: g0}
+      - {request: r, driver: gpu.example.com, pool: p, device: g0}
+"""
+with open(d + "/cases.jsonl", "w") as f:
+    f.write(json.dumps({"objects": objects, "claims": claim, "node": "node-a", "check": twice}) + "\n")
+with open(d + "/bad.jsonl", "w") as f:
+    f.write(json.dumps({"objects": objects, "claims": claim}) + "\n")
+PY
+expect_output '^\{"check":"claim c takes device g0, which an earlier request of this allocation took","allocated":true,"claims":\[\{"claim":"t/c","results":\[\{"request":"r","driver":"gpu.example.com","pool":"p","device":"g0"\},\{"request":"r","driver":"gpu.example.com","pool":"p","device":"g1"\}\]\}\],"reasons":\[\]\}$' \
+  "allocate --cases: allocates, and the verifier rejects a device taken twice" -- "$BIN" allocate --cases "$tmp_cases/cases.jsonl"
+expect_output '"error":".*bad.jsonl:1: a case is an object with \\"node\\"' "allocate --cases: a case without a node" -- \
+  "$BIN" allocate --cases "$tmp_cases/bad.jsonl"
+expect_exit 2 "allocate --cases: exit 2 on a bad case" -- "$BIN" allocate --cases "$tmp_cases/bad.jsonl"
+expect_exit 2 "allocate: --cases excludes --objects" -- "$BIN" allocate --cases "$tmp_cases/bad.jsonl" --objects examples/cluster
+expect_exit 2 "allocate: neither --objects nor --cases" -- "$BIN" allocate --claims examples/workloads/training-gang.yaml
+rm -rf "$tmp_cases"
 
 
 # schedule and explain
