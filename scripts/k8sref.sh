@@ -4,17 +4,25 @@
 # module proxy) and runs it against build/gpuplane:
 #   scripts/k8sref.sh cel --vectors FILE.jsonl    the CEL conformance vectors' core cases
 #   scripts/k8sref.sh cel --random N --seed S     N random selectors over random devices
-# Every case is evaluated by Kubernetes' DRA CEL environment and by gpuplane; the last line is
-# {"cases":N,"agree":N,"differ":N,"known":N,"seconds":S}. Exit 1 when a difference is not a
-# known Kubernetes departure (docs/TESTING.md), 2 when the harness cannot run.
+#   scripts/k8sref.sh diff --instances N --seed S [--save DIR]
+#                                                 N random allocation instances, decided by
+#                                                 Kubernetes' structured allocator and by
+#                                                 `gpuplane allocate --cases`
+# cel: every case is evaluated by Kubernetes' DRA CEL environment and by gpuplane; the last
+# line is {"cases":N,"agree":N,"differ":N,"known":N,"seconds":S}. Exit 1 when a difference is
+# not a known Kubernetes departure (docs/TESTING.md).
+# diff: the last line is {"instances":N,"agree":N,"k8s_incomplete":N,"gpuplane_bug":N,
+# "k8s_invalid":N,"seconds":S}. Exit 1 on any gpuplane_bug.
+# Exit 2 when the harness cannot run.
 # GPUPLANE_BIN and K8SREF_BIN override the binaries' paths.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 GPUPLANE_BIN=${GPUPLANE_BIN:-build/gpuplane}
 K8SREF_BIN=${K8SREF_BIN:-build/k8sref}
 
-if [[ $# -lt 1 || $1 != cel ]]; then
+if [[ $# -lt 1 || ! $1 =~ ^(cel|diff)$ ]]; then
   echo "usage: scripts/k8sref.sh cel (--vectors FILE.jsonl | --random N --seed S)" >&2
+  echo "       scripts/k8sref.sh diff --instances N --seed S [--save DIR]" >&2
   exit 2
 fi
 if [[ ! -x $GPUPLANE_BIN ]]; then
@@ -37,5 +45,6 @@ if [[ ! -x $K8SREF_BIN ]] || [[ -n $(find test/k8sref -newer "$K8SREF_BIN" -type
     exit 2
   fi
 fi
+command=$1
 shift
-exec "$K8SREF_BIN" cel --gpuplane "$GPUPLANE_BIN" "$@"
+exec "$K8SREF_BIN" "$command" --gpuplane "$GPUPLANE_BIN" "$@"

@@ -2,8 +2,9 @@
 # The whole test suite (the README's `make test`; CI runs exactly this):
 #   1. formatting check (clang-format) and header contracts (scripts/check_headers.sh)
 #   2. GCC release build with warnings as errors, every test (unit, scenario, CLI)
-#   2b. Kubernetes' own CEL as the oracle (scripts/k8sref.sh): the conformance vectors and
-#       20,000 random selectors, each evaluated by both
+#   2b. Kubernetes' own code as the oracle (scripts/k8sref.sh): its CEL on the conformance
+#       vectors and 20,000 random selectors; its structured allocator on 20,000 random
+#       allocation instances, each decided by both
 #   3. clang-tidy over src/
 #   4. clang build with AddressSanitizer + UndefinedBehaviorSanitizer, unit tests
 #   5. libFuzzer targets from the clang build, each for FUZZ_SECONDS
@@ -39,6 +40,9 @@ else
   echo "skipped the conformance vectors: $vectors is absent (set GPUPLANE_SHARED_DIR)"
 fi
 scripts/k8sref.sh cel --random "${K8SREF_CEL_CASES:-20000}" --seed 1 --show 50 | tail -n 60
+
+echo "== Kubernetes' allocator vs gpuplane's (scripts/k8sref.sh diff) (at ${SECONDS}s)"
+scripts/k8sref.sh diff --instances "${K8SREF_DIFF_INSTANCES:-20000}" --seed 1 --show 20 | tail -n 120
 
 echo "== clang-tidy (.clang-tidy; findings are errors) (at ${SECONDS}s)"
 git ls-files 'src/*.cc' | xargs -P "$JOBS" -n 4 clang-tidy -p build --quiet --warnings-as-errors='*' 2>/dev/null

@@ -1,4 +1,5 @@
-// Data-driven allocation scenarios: every testdata/alloc/*.yaml is a cluster plus work, with
+// Data-driven allocation scenarios: every testdata/alloc/*.yaml (and testdata/k8sref/*.yaml,
+// the differential test's findings) is a cluster plus work, with
 // expectations in header comments:
 //   # cluster: examples/cluster        (optional: also load these objects; repeatable)
 //   # node: NAME                       (optional: allocate on this node only)
@@ -147,9 +148,13 @@ void RunScenario(const std::filesystem::path& path) {
 TEST(AllocationScenarioTest, EveryScenarioMeetsItsExpectations) {
   int count = 0;
   std::vector<std::filesystem::path> paths;
-  for (const auto& entry :
-       std::filesystem::directory_iterator(std::string(GPUPLANE_SOURCE_DIR) + "/testdata/alloc")) {
-    if (entry.path().extension() == ".yaml") paths.push_back(entry.path());
+  // testdata/k8sref: instances the differential test found where Kubernetes' allocator finds
+  // nothing and gpuplane a valid allocation (each file names Kubernetes' reason).
+  for (const char* dir : {"/testdata/alloc", "/testdata/k8sref"}) {
+    for (const auto& entry :
+         std::filesystem::directory_iterator(std::string(GPUPLANE_SOURCE_DIR) + dir)) {
+      if (entry.path().extension() == ".yaml") paths.push_back(entry.path());
+    }
   }
   std::sort(paths.begin(), paths.end());
   for (const std::filesystem::path& p : paths) {

@@ -32,15 +32,21 @@ import (
 )
 
 func main() {
-	if len(os.Args) < 2 || os.Args[1] != "cel" {
-		fmt.Fprintln(os.Stderr, "usage: k8sref cel --gpuplane BIN (--vectors FILE | --random N --seed S)")
-		os.Exit(2)
+	if len(os.Args) >= 2 {
+		switch os.Args[1] {
+		case "cel":
+			os.Exit(runCel(os.Args[2:]))
+		case "diff":
+			os.Exit(runDiff(os.Args[2:]))
+		}
 	}
-	os.Exit(runCel(os.Args[2:]))
+	fmt.Fprintln(os.Stderr, "usage: k8sref cel --gpuplane BIN (--vectors FILE | --random N --seed S)\n"+
+		"       k8sref diff --gpuplane BIN --instances N --seed S [--save DIR]")
+	os.Exit(2)
 }
 
 func fail(format string, args ...any) int {
-	fmt.Fprintf(os.Stderr, "k8sref cel: "+format+"\n", args...)
+	fmt.Fprintf(os.Stderr, "k8sref: "+format+"\n", args...)
 	return 2
 }
 
