@@ -70,14 +70,18 @@ absl::StatusOr<std::vector<AllocationUnit>> AllocationUnits(
     if (const auto* c = std::get_if<api::ResourceClaim>(&o.object)) {
       std::string key = c->metadata.namespace_name + "/" + c->metadata.name;
       if (named_by_pods.contains(key)) continue;
-      units.push_back({key, {*c}, {}, &o});
+      units.push_back({key, {*c}, {}, "", &o});
     } else if (const auto* t = std::get_if<api::ResourceClaimTemplate>(&o.object)) {
       if (used_by_pods.contains(t->metadata.namespace_name + "/" + t->metadata.name)) continue;
       std::string name = util::Cat(t->metadata.name, "-", ++uses[t->metadata.name]);
       units.push_back(
-          {t->metadata.namespace_name + "/" + name, {FromTemplate(*t, name, "")}, {}, &o});
+          {t->metadata.namespace_name + "/" + name, {FromTemplate(*t, name, "")}, {}, "", &o});
     } else if (const auto* p = std::get_if<api::Pod>(&o.object)) {
-      AllocationUnit u{"pod " + p->metadata.namespace_name + "/" + p->metadata.name, {}, {}, &o};
+      AllocationUnit u{"pod " + p->metadata.namespace_name + "/" + p->metadata.name,
+                       {},
+                       {},
+                       p->spec.node_name,
+                       &o};
       for (const api::PodResourceClaim& rc : p->spec.resource_claims) {
         std::string ns = p->metadata.namespace_name;
         if (rc.resource_claim_name) {
@@ -145,7 +149,8 @@ class InOrder {
   // Allocates one unit and records its claims' outcomes. Errors: internal ones only.
   absl::Status Allocate(AllocationUnit& u) {
     std::vector<model::NodeId> unit_nodes = nodes_;
-    const std::string shared_problem = SharedNodes(u, unit_nodes);
+    std::string shared_problem = SharedNodes(u, unit_nodes);
+    if (shared_problem.empty()) shared_problem = BoundNode(u, unit_nodes);
     std::string problem;  // the last claim that does not compile, unless sharing failed
     std::vector<CompiledClaim> compiled;
     for (const api::ResourceClaim& c : u.claims) {
@@ -201,10 +206,22 @@ class InOrder {
     return problem;
   }
 
+  // Narrows `unit_nodes` to the node a Pod is bound to (spec.nodeName); the problem, or "".
+  std::string BoundNode(const AllocationUnit& u, std::vector<model::NodeId>& unit_nodes) const {
+    if (u.node.empty()) return "";
+    std::optional<model::NodeId> n = inv_.FindNode(u.node);
+    if (!n || std::find(unit_nodes.begin(), unit_nodes.end(), *n) == unit_nodes.end()) {
+      return util::Cat(u.label, " is bound to node ", u.node, " (spec.nodeName), which ",
+                       n ? "this run does not consider" : "is not among the objects");
+    }
+    unit_nodes = {*n};
+    return "";
+  }
+
   // The first node that fits, in order (kNoId: none), with the allocator's outcome there.
   model::NodeId Place(const std::vector<const CompiledClaim*>& ptrs, const AllocationUnit& u,
                       const std::vector<model::NodeId>& unit_nodes, Outcome& outcome) {
-    if (!one_node_ && u.shared.empty()) {
+    if (!one_node_ && u.shared.empty() && u.node.empty()) {
       // Every node in order: the index skips nodes that cannot fit (the allocator would fail
       // on them), so the first node that fits is the one the plain scan finds.
       for (size_t p = index_->FirstCandidate(ptrs, 0); p != kNoPosition;

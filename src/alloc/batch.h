@@ -2,7 +2,8 @@
 // (what `gpuplane allocate` and the scenario tests do): ResourceClaims, Pods (their claims
 // allocated together; a template claim is named <pod>-<claim>) and ResourceClaimTemplates no
 // Pod uses (one claim each, named <template>-1). A ResourceClaim that Pods name is allocated
-// with the first such Pod only; later Pods sharing it run on its node. Results are values;
+// with the first such Pod only; later Pods sharing it run on its node. A Pod bound to a node
+// (spec.nodeName) has its claims allocated there only. Results are values;
 // the objects are borrowed for the call (the cluster's are taken by value). Not thread-safe.
 #ifndef GPUPLANE_ALLOC_BATCH_H_
 #define GPUPLANE_ALLOC_BATCH_H_
@@ -23,6 +24,7 @@ struct AllocationUnit {
   // Claims ("ns/name") this pod shares with an earlier pod, which allocated them: they are
   // not allocated again, and the pod must run where they are.
   std::vector<std::string> shared;
+  std::string node;  // a Pod's spec.nodeName: its claims are allocated on that node only
   const api::SourcedObject* source = nullptr;  // the Pod, claim or template, in `objects`
 };
 
