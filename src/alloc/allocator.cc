@@ -125,7 +125,8 @@ class Search {
       for (DeviceId d : inv_.nodes()[node_].devices) {
         const Reject r = Classify(alt, d);
         if (fatal_) break;
-        if ((r != Reject::kNone && r != Reject::kTainted) || !CapacityFit(alt, d, false)) continue;
+        if ((r != Reject::kNone && r != Reject::kTainted) || !CapacityFit(alt, d, Beside::kState))
+          continue;
         if (r == Reject::kTainted) {
           set.reset();
           break;
@@ -186,9 +187,12 @@ class Search {
   // Capacity a choice of `d` would consume (shareable devices: parallel to its capacity), or
   // nullopt when it does not fit; for other devices, checks requested capacity against the
   // device's capacity.
-  // `with_search`: beside what this search has taken too (else only the state's allocations).
+  // What a shareable device's capacity must also hold: what the state allocated and this
+  // search took, what the state allocated (All's devices are chosen so), or nothing (an
+  // adminAccess request takes no capacity, but its request must fit the device).
+  enum class Beside : uint8_t { kSearch, kState, kNothing };
   std::optional<model::CapacityAmounts> CapacityFit(const Alternative& alt, DeviceId d,
-                                                    bool with_search = true) const {
+                                                    Beside beside = Beside::kSearch) const {
     const model::DeviceInfo& info = inv_.devices()[d];
     model::CapacityAmounts consumed;
     if (!HasCapacityNames(alt, d)) return std::nullopt;
@@ -206,9 +210,9 @@ class Search {
       }
       std::optional<api::Quantity> amount = Consumption(*cap.spec, requested);
       if (!amount) return std::nullopt;
-      api::Quantity used = used_before[i];
+      api::Quantity used = beside == Beside::kNothing ? api::Quantity() : used_before[i];
       auto dt = capacity_delta_.find(info.capacity_slot + static_cast<uint32_t>(i));
-      if (with_search && dt != capacity_delta_.end()) used = *used.Add(dt->second);
+      if (beside == Beside::kSearch && dt != capacity_delta_.end()) used = *used.Add(dt->second);
       absl::StatusOr<api::Quantity> after = used.Add(*amount);
       if (!after.ok() || cap.spec->value < *after) return std::nullopt;
       consumed.push_back(*amount);
@@ -277,11 +281,12 @@ class Search {
     if (!alt.admin_access && (InUse(d) || !CountersFit(d))) return false;
     if (alt.admin_access && TakenByClaim(s.claim, d)) return false;
     // Admin access neither uses the device nor consumes its capacity; the requested capacity
-    // names must still exist on it.
+    // must still fit the device.
     std::optional<model::CapacityAmounts> consumed =
-        alt.admin_access ? (HasCapacityNames(alt, d) ? std::make_optional(model::CapacityAmounts{})
+        alt.admin_access
+            ? (CapacityFit(alt, d, Beside::kNothing) ? std::make_optional(model::CapacityAmounts{})
                                                      : std::nullopt)
-                         : CapacityFit(alt, d);
+            : CapacityFit(alt, d);
     if (!consumed || !ConstraintsOk(s, alt, d)) return false;
     if (!alt.admin_access) {
       for (const model::CounterUse& use : inv_.devices()[d].consumes) {

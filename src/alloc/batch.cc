@@ -341,6 +341,7 @@ absl::StatusOr<std::string> VerifyAllocatedClaims(std::vector<api::SourcedObject
     results.push_back(*c->status.allocation);
   }
   std::vector<const CompiledClaim*> ptrs;
+  ptrs.reserve(compiled.size());
   for (const CompiledClaim& c : compiled) ptrs.push_back(&c);
   return VerifyResults(inv, state, ptrs, *n, results);
 }

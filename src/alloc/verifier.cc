@@ -148,7 +148,11 @@ class Verifier {
   // Whether the request's capacities exist on the device and fit beside what the state has
   // allocated: an exclusive device's values are large enough; a shareable device's policy
   // allows an amount that fits.
-  bool RoomBefore(const Alternative& alt, model::DeviceId d) const {
+  bool RoomBefore(const Alternative& alt, model::DeviceId d) const { return Fits(alt, d, true); }
+
+  // The same, beside nothing when `count_used` is false (an adminAccess request takes no
+  // capacity, but what it requests must fit the device).
+  bool Fits(const Alternative& alt, model::DeviceId d, bool count_used) const {
     const api::Device& spec = *inv_.devices()[d].spec;
     for (const auto& [name, q] : alt.capacity) {
       if (!spec.capacity.contains(name)) return false;
@@ -159,7 +163,7 @@ class Verifier {
     for (const auto& [name, cap] : spec.capacity) {
       auto want = alt.capacity.find(name);
       const api::Quantity* w = want == alt.capacity.end() ? nullptr : &want->second;
-      api::Quantity used = i < used_by.size() ? used_by[i] : api::Quantity();
+      api::Quantity used = count_used && i < used_by.size() ? used_by[i] : api::Quantity();
       ++i;
       if (!shareable) {
         if (w != nullptr && cap.value < *w) return false;
@@ -181,7 +185,10 @@ class Verifier {
     for (const auto& [name, q] : alt.capacity) {
       if (!info.spec->capacity.contains(name)) return alt.result_name + ": no capacity " + name;
     }
-    if (alt.admin_access) return "";
+    if (alt.admin_access) {
+      return Fits(alt, d, false) ? ""
+                                 : alt.result_name + ": capacity too small for " + info.spec->name;
+    }
     const bool shareable = info.spec->allow_multiple_allocations.value_or(false);
     std::string problem = shareable ? Shared(alt, d) : Exclusive(alt, d);
     if (!problem.empty()) return problem;
