@@ -11,8 +11,12 @@
 # cel: every case is evaluated by Kubernetes' DRA CEL environment and by gpuplane; the last
 # line is {"cases":N,"agree":N,"differ":N,"known":N,"seconds":S}. Exit 1 when a difference is
 # not a known Kubernetes departure (docs/TESTING.md).
+#   scripts/k8sref.sh bench [--reps N] [--cases a,b,c,d,e]
+#                                                 the same instances timed on both sides
 # diff: the last line is {"instances":N,"agree":N,"k8s_incomplete":N,"gpuplane_bug":N,
 # "k8s_invalid":N,"seconds":S}. Exit 1 on any gpuplane_bug.
+# bench: one line per case on stderr, then {"a":{"unit","gpuplane","kubernetes","ratio"},...};
+# needs build/bench/cel_bench for case e.
 # Exit 2 when the harness cannot run.
 # GPUPLANE_BIN and K8SREF_BIN override the binaries' paths.
 set -euo pipefail
@@ -20,9 +24,10 @@ cd "$(dirname "$0")/.."
 GPUPLANE_BIN=${GPUPLANE_BIN:-build/gpuplane}
 K8SREF_BIN=${K8SREF_BIN:-build/k8sref}
 
-if [[ $# -lt 1 || ! $1 =~ ^(cel|diff)$ ]]; then
+if [[ $# -lt 1 || ! $1 =~ ^(cel|diff|bench)$ ]]; then
   echo "usage: scripts/k8sref.sh cel (--vectors FILE.jsonl | --random N --seed S)" >&2
   echo "       scripts/k8sref.sh diff --instances N --seed S [--save DIR]" >&2
+  echo "       scripts/k8sref.sh bench [--reps N] [--cases a,b,c,d,e] [--keep DIR]" >&2
   exit 2
 fi
 if [[ ! -x $GPUPLANE_BIN ]]; then

@@ -55,29 +55,23 @@ func jsonStream(objects ...any) (string, error) {
 	return b.String(), nil
 }
 
-func (in *instance) objects() []any {
-	var out []any
-	for _, n := range in.Nodes {
-		out = append(out, n)
-	}
-	for _, c := range in.Classes {
-		out = append(out, c)
-	}
-	for _, s := range in.Slices {
-		out = append(out, s)
-	}
-	for _, c := range in.Allocated {
-		out = append(out, c)
+// appendObjects appends xs to out as `any` (the objects a stream renders).
+func appendObjects[T any](out []any, xs []T) []any {
+	for _, x := range xs {
+		out = append(out, x)
 	}
 	return out
 }
 
+func (in *instance) objects() []any {
+	out := appendObjects(nil, in.Nodes)
+	out = appendObjects(out, in.Classes)
+	out = appendObjects(out, in.Slices)
+	return appendObjects(out, in.Allocated)
+}
+
 func (in *instance) work() []any {
-	out := []any{in.Pod}
-	for _, c := range in.Claims {
-		out = append(out, c)
-	}
-	return out
+	return appendObjects([]any{in.Pod}, in.Claims)
 }
 
 // toCase renders an instance, with Kubernetes' results (nil: none) to check.

@@ -38,10 +38,13 @@ func main() {
 			os.Exit(runCel(os.Args[2:]))
 		case "diff":
 			os.Exit(runDiff(os.Args[2:]))
+		case "bench":
+			os.Exit(runBench(os.Args[2:]))
 		}
 	}
 	fmt.Fprintln(os.Stderr, "usage: k8sref cel --gpuplane BIN (--vectors FILE | --random N --seed S)\n"+
-		"       k8sref diff --gpuplane BIN --instances N --seed S [--save DIR]")
+		"       k8sref diff --gpuplane BIN --instances N --seed S [--save DIR]\n"+
+		"       k8sref bench --gpuplane BIN [--reps N] [--cases a,b,c,d,e]")
 	os.Exit(2)
 }
 
