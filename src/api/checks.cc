@@ -392,4 +392,27 @@ void Schema<WorkloadSpec>::Check(Decoder& d, const Doc& n, const WorkloadSpec& v
   }
 }
 
+void Schema<QueueResource>::Check(Decoder& d, const Doc& n, const QueueResource& v) {
+  auto non_negative = [&](const std::optional<Quantity>& q, std::string_view field) {
+    if (q && q->Sign() < 0) d.ErrorAt(LineOf(n, field), std::string(field), "must not be negative");
+  };
+  non_negative(v.guarantee, "guarantee");
+  non_negative(v.limit, "limit");
+  non_negative(v.weight, "weight");
+  if (v.guarantee && v.limit && v.limit->Compare(*v.guarantee) < 0) {
+    d.ErrorAt(LineOf(n, "guarantee"), "guarantee",
+              util::Cat(v.guarantee->String(), " is more than the limit ", v.limit->String(),
+                        "; raise the limit or lower the guarantee"));
+  }
+}
+
+void Schema<QueueSpec>::Check(Decoder& d, const Doc& n, const QueueSpec& /*v*/) {
+  const Doc* resources = n.Find("resources");
+  if (resources == nullptr || !resources->is_map()) return;
+  for (const DocEntry& e : resources->entries()) {
+    std::string problem = CheckQueueResourceKey(e.key);
+    if (!problem.empty()) d.ErrorAt(e.key_line, "resources[\"" + e.key + "\"]", problem);
+  }
+}
+
 }  // namespace gpuplane::api::internal

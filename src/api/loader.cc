@@ -6,6 +6,7 @@
 #include <set>
 #include <tuple>
 
+#include "api/internal/queue_checks.h"
 #include "util/strings.h"
 
 namespace gpuplane::api {
@@ -205,6 +206,7 @@ LoadResult Loader::Finish() {
   CheckDuplicateObjects(result_);
   CheckPools(result_);
   CheckClassReferences(result_);
+  internal::CheckQueues(result_);
   return std::move(result_);
 }
 

@@ -27,7 +27,7 @@ std::string PeekLabel(const Doc& doc, std::string_view kind) {
   return util::Cat(kind, " ", ns.empty() ? "" : ns + "/", name);
 }
 
-enum class Group { kResource, kCore, kScheduling, kWorkload, kOther };
+enum class Group { kResource, kCore, kScheduling, kWorkload, kGpuplane, kOther };
 
 Group GroupOf(std::string_view api_version, std::string* version) {
   size_t slash = api_version.find('/');
@@ -39,6 +39,7 @@ Group GroupOf(std::string_view api_version, std::string* version) {
     return Group::kScheduling;
   }
   if (group == "scheduling.k8s.io") return Group::kWorkload;
+  if (group == "gpuplane.io") return Group::kGpuplane;
   return Group::kOther;
 }
 
@@ -94,6 +95,9 @@ std::optional<Object> DecodeOne(Decoder& d, const Doc& doc, std::string_view kin
   if (group == Group::kWorkload && version == "v1alpha1" && kind == "Workload") {
     return DecodeAs<Workload>(d, doc);
   }
+  if (group == Group::kGpuplane && version == "v1alpha1" && kind == "Queue") {
+    return DecodeAs<Queue>(d, doc);
+  }
   return std::nullopt;
 }
 
@@ -114,8 +118,8 @@ void SetTypeMeta(T& o, std::string_view api_version, std::string_view kind) {
 
 std::string_view KindOf(const Object& o) {
   static constexpr std::string_view kKinds[] = {
-      "DeviceClass", "ResourceSlice", "ResourceClaim", "ResourceClaimTemplate",
-      "Pod",         "Node",          "PodGroup",      "Workload"};
+      "DeviceClass", "ResourceSlice", "ResourceClaim", "ResourceClaimTemplate", "Pod", "Node",
+      "PodGroup",    "Workload",      "Queue"};
   return kKinds[o.index()];
 }
 
@@ -195,6 +199,8 @@ Doc EncodeObject(const Object& o) {
           copy.kind = "PodGroup";
         } else if constexpr (std::is_same_v<T, Workload>) {
           SetTypeMeta(copy, "scheduling.k8s.io/v1alpha1", "Workload");
+        } else if constexpr (std::is_same_v<T, Queue>) {
+          SetTypeMeta(copy, kQueueApiVersion, "Queue");
         } else {
           static constexpr std::string_view kKind =
               std::is_same_v<T, DeviceClass>     ? "DeviceClass"

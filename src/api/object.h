@@ -13,12 +13,13 @@
 #include "api/core_types.h"
 #include "api/diagnostic.h"
 #include "api/doc.h"
+#include "api/queue_types.h"
 #include "api/resource_types.h"
 
 namespace gpuplane::api {
 
 using Object = std::variant<DeviceClass, ResourceSlice, ResourceClaim, ResourceClaimTemplate, Pod,
-                            Node, PodGroup, Workload>;
+                            Node, PodGroup, Workload, Queue>;
 
 // An object with where it came from.
 struct SourcedObject {

@@ -36,7 +36,7 @@ expect_output() {  # expect_output PATTERN DESCRIPTION -- COMMAND...
 }
 
 expect_exit 0 "examples validate" -- "$BIN" validate examples/
-expect_output "^22 objects, 0 errors, 0 warnings$" "examples summary" -- "$BIN" validate examples/
+expect_output "^27 objects, 0 errors, 0 warnings$" "examples summary" -- "$BIN" validate examples/
 expect_exit 1 "malformed input" -- "$BIN" validate testdata/api/malformed/count-zero.yaml
 expect_exit 2 "missing path" -- "$BIN" validate does/not/exist.yaml
 expect_exit 2 "no arguments" -- "$BIN" validate

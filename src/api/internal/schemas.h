@@ -11,6 +11,7 @@
 #include "api/core_types.h"
 #include "api/internal/beta_types.h"
 #include "api/internal/schema.h"
+#include "api/queue_types.h"
 #include "api/resource_types.h"
 
 namespace gpuplane::api::internal {
@@ -698,6 +699,31 @@ struct Schema<WorkloadSpec> {
 template <>
 struct Schema<Workload> {
   static constexpr auto kFields = std::tuple{GPUPLANE_OBJECT_FIELDS(Workload, true)};
+};
+
+// ---- gpuplane.io/v1alpha1 ----
+
+template <>
+struct Schema<QueueResource> {
+  static constexpr auto kFields =
+      std::tuple{F("guarantee", &QueueResource::guarantee), F("limit", &QueueResource::limit),
+                 F("weight", &QueueResource::weight)};
+  static void Check(Decoder& d, const Doc& n, const QueueResource& v);
+};
+
+template <>
+struct Schema<QueueSpec> {
+  static constexpr auto kFields =
+      std::tuple{F("parent", &QueueSpec::parent, {.value = Fmt::kDnsSubdomain}),
+                 F("priority", &QueueSpec::priority), F("resources", &QueueSpec::resources),
+                 F("namespaces", &QueueSpec::namespaces, {.value = Fmt::kDnsLabel})};
+  static void Check(Decoder& d, const Doc& n, const QueueSpec& v);
+};
+
+template <>
+struct Schema<Queue> {
+  static constexpr auto kFields =
+      std::tuple{GPUPLANE_OBJECT_FIELDS(Queue, true), F("status", &Queue::status)};
 };
 #undef GPUPLANE_OBJECT_FIELDS
 
