@@ -1,10 +1,11 @@
-// Fuzz target for the trace readers (openb nodes and pods, spot nodes): any input either
-// parses, with bad rows reported and skipped, or is refused with a message; nothing crashes,
+// Fuzz target for the trace readers (openb nodes and pods, spot nodes, Philly jobs): any input
+// either parses, with bad rows reported and skipped, or is refused with a message; nothing crashes,
 // and every kept row is within the documented ranges.
 #include <cstddef>
 #include <cstdint>
 #include <string>
 
+#include "sim/philly.h"
 #include "sim/trace.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -21,5 +22,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
   }
   (void)gpuplane::sim::ParseSpotNodes(text, "fuzz.csv");
+  if (auto jobs = gpuplane::sim::ParsePhilly(text, "fuzz.csv"); jobs.ok()) {
+    double last = 0;
+    for (const auto& j : jobs->jobs) {
+      if (j.gpus < 1 || j.gpus > 1024 || j.tenant.empty() || !(j.duration >= 0) ||
+          !(j.submit >= last)) {
+        __builtin_trap();
+      }
+      last = j.submit;
+    }
+    int sum = 0;
+    for (const auto& t : gpuplane::sim::TenantGuarantees(*jobs, 64)) sum += t.guarantee_gpus;
+    if (!jobs->jobs.empty() && sum != 64 && sum != 0) __builtin_trap();
+  }
   return 0;
 }

@@ -4,116 +4,17 @@
 #include <charconv>
 #include <map>
 
+#include "sim/csv.h"
 #include "util/strings.h"
 
 namespace gpuplane::sim {
 namespace {
 
-// One CSV table: header names and rows of fields, with 1-based line numbers. Fields may be
-// double-quoted ("" escapes a quote); the openb files never need it.
-struct Table {
-  std::vector<std::string> header;
-  std::vector<std::pair<int, std::vector<std::string>>> rows;
-};
-
-std::vector<std::string> SplitCsvLine(std::string_view line) {
-  std::vector<std::string> out(1);
-  bool quoted = false;
-  for (size_t i = 0; i < line.size(); ++i) {
-    char c = line[i];
-    if (quoted) {
-      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
-        out.back() += '"';
-        ++i;
-      } else if (c == '"') {
-        quoted = false;
-      } else {
-        out.back() += c;
-      }
-    } else if (c == '"') {
-      quoted = true;
-    } else if (c == ',') {
-      out.emplace_back();
-    } else {
-      out.back() += c;
-    }
-  }
-  return out;
-}
-
-Table ParseTable(const std::string& text) {
-  Table t;
-  size_t pos = 0;
-  int line_no = 0;
-  while (pos <= text.size()) {
-    size_t end = text.find('\n', pos);
-    if (end == std::string::npos) end = text.size();
-    std::string_view line(text.data() + pos, end - pos);
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    ++line_no;
-    pos = end + 1;
-    if (line.empty()) continue;
-    if (t.header.empty()) {
-      t.header = SplitCsvLine(line);
-      for (std::string& h : t.header) {
-        h.erase(0, h.find_first_not_of(" \t\xEF\xBB\xBF"));  // spaces, a UTF-8 BOM
-        h.erase(h.find_last_not_of(" \t") + 1);
-      }
-    } else {
-      t.rows.emplace_back(line_no, SplitCsvLine(line));
-    }
-  }
-  return t;
-}
-
-class Columns {
- public:
-  Columns(const Table& t, const std::string& name) : name_(name) {
-    for (size_t i = 0; i < t.header.size(); ++i) index_[t.header[i]] = i;
-  }
-  absl::Status Require(std::initializer_list<const char*> names) const {
-    for (const char* n : names) {
-      if (!index_.contains(n)) {
-        return absl::InvalidArgumentError(util::Cat(name_, ":1: the header lacks column \"", n,
-                                                    "\"; expected columns: ", JoinNames(names)));
-      }
-    }
-    return absl::OkStatus();
-  }
-  const std::string* Get(const std::vector<std::string>& row, const std::string& col) const {
-    auto it = index_.find(col);
-    if (it == index_.end() || it->second >= row.size()) return nullptr;
-    return &row[it->second];
-  }
-
- private:
-  static std::string JoinNames(std::initializer_list<const char*> names) {
-    std::string s;
-    for (const char* n : names) util::Append(s, s.empty() ? "" : ", ", n);
-    return s;
-  }
-  std::string name_;
-  std::map<std::string, size_t> index_;
-};
-
-// Reads a non-negative integer field; false (with `problem` set) when it is not one.
-bool Integer(const Columns& cols, const std::vector<std::string>& row, const char* col,
-             int64_t& out, std::string& problem) {
-  const std::string* v = cols.Get(row, col);
-  if (v == nullptr) {
-    problem = util::Cat("column ", col, " is missing in this row");
-    return false;
-  }
-  std::string_view s = *v;
-  while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
-  while (!s.empty() && s.back() == ' ') s.remove_suffix(1);
-  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
-  if (ec != std::errc() || ptr != s.data() + s.size() || s.empty() || out < 0) {
-    problem = util::Cat(col, " \"", *v, "\" is not a non-negative integer");
-    return false;
-  }
-  return true;
-}
+using csv::Columns;
+using csv::Integer;
+using csv::ParseTable;
+using csv::Table;
+using csv::Where;
 
 bool Seconds(const Columns& cols, const std::vector<std::string>& row, const char* col, double& out,
              std::string& problem) {
@@ -124,8 +25,6 @@ bool Seconds(const Columns& cols, const std::vector<std::string>& row, const cha
   out = static_cast<double>(n);
   return true;
 }
-
-std::string Where(const std::string& name, int line) { return util::Cat(name, ":", line); }
 
 }  // namespace
 

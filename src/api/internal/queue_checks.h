@@ -1,6 +1,7 @@
 // Checks that span Queue objects, run when loading finishes (loader.cc): parents exist and
 // form no cycle, namespaces belong to leaf queues and to one queue each, children's
-// guarantees fit their parent's. Internal to api/; pure.
+// guarantees fit their parent's. Internal to api/; a pure function of the objects it is given,
+// appending to their diagnostics; thread-safe.
 #ifndef GPUPLANE_API_INTERNAL_QUEUE_CHECKS_H_
 #define GPUPLANE_API_INTERNAL_QUEUE_CHECKS_H_
 
