@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <optional>
 
 #include "util/strings.h"
 
@@ -88,17 +89,28 @@ const std::string* Columns::Get(const std::vector<std::string>& row, const std::
   return &row[it->second];
 }
 
-bool Integer(const Columns& cols, const std::vector<std::string>& row, const char* col,
-             int64_t& out, std::string& problem) {
+namespace {
+
+// The trimmed field of `col`; nullopt (with `problem` set) when the row lacks it.
+std::optional<std::string_view> Field(const Columns& cols, const std::vector<std::string>& row,
+                                      const char* col, std::string& problem) {
   const std::string* v = cols.Get(row, col);
   if (v == nullptr) {
     problem = util::Cat("column ", col, " is missing in this row");
-    return false;
+    return std::nullopt;
   }
-  std::string_view s = Trimmed(*v);
-  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
-  if (ec != std::errc() || ptr != s.data() + s.size() || s.empty() || out < 0) {
-    problem = util::Cat(col, " \"", *v, "\" is not a non-negative integer");
+  return Trimmed(*v);
+}
+
+}  // namespace
+
+bool Integer(const Columns& cols, const std::vector<std::string>& row, const char* col,
+             int64_t& out, std::string& problem) {
+  std::optional<std::string_view> s = Field(cols, row, col, problem);
+  if (!s) return false;
+  auto [ptr, ec] = std::from_chars(s->data(), s->data() + s->size(), out);
+  if (ec != std::errc() || ptr != s->data() + s->size() || s->empty() || out < 0) {
+    problem = util::Cat(col, " \"", *cols.Get(row, col), "\" is not a non-negative integer");
     return false;
   }
   return true;
@@ -106,16 +118,12 @@ bool Integer(const Columns& cols, const std::vector<std::string>& row, const cha
 
 bool Number(const Columns& cols, const std::vector<std::string>& row, const char* col, double& out,
             std::string& problem) {
-  const std::string* v = cols.Get(row, col);
-  if (v == nullptr) {
-    problem = util::Cat("column ", col, " is missing in this row");
-    return false;
-  }
-  std::string_view s = Trimmed(*v);
-  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
-  if (ec != std::errc() || ptr != s.data() + s.size() || s.empty() || !std::isfinite(out) ||
+  std::optional<std::string_view> s = Field(cols, row, col, problem);
+  if (!s) return false;
+  auto [ptr, ec] = std::from_chars(s->data(), s->data() + s->size(), out);
+  if (ec != std::errc() || ptr != s->data() + s->size() || s->empty() || !std::isfinite(out) ||
       out < 0) {
-    problem = util::Cat(col, " \"", *v, "\" is not a non-negative number");
+    problem = util::Cat(col, " \"", *cols.Get(row, col), "\" is not a non-negative number");
     return false;
   }
   return true;
