@@ -1,0 +1,71 @@
+#include "sched/checkpoints.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <string>
+
+#include "absl/time/time.h"
+#include "util/strings.h"
+
+namespace gpuplane::sched {
+namespace {
+
+absl::Status Bad(const api::ObjectMeta& meta, std::string_view annotation, const std::string& value,
+                 std::string_view form) {
+  return absl::InvalidArgumentError(
+      util::Cat(meta.namespace_name.empty() ? "" : meta.namespace_name + "/", meta.name,
+                ": annotation ", annotation, ": \"", value, "\" is not ", form));
+}
+
+}  // namespace
+
+absl::StatusOr<Checkpointing> CheckpointingOf(const api::ObjectMeta& meta) {
+  Checkpointing c;
+  auto find = [&](std::string_view key) -> const std::string* {
+    auto it = meta.annotations.find(std::string(key));
+    return it == meta.annotations.end() ? nullptr : &it->second;
+  };
+  if (const std::string* v = find(kCheckpointIntervalAnnotation)) {
+    absl::Duration d;
+    if (!absl::ParseDuration(*v, &d) || d <= absl::ZeroDuration() ||
+        d == absl::InfiniteDuration()) {
+      return Bad(meta, kCheckpointIntervalAnnotation, *v,
+                 "a positive duration such as 30m or 1h30m");
+    }
+    c.interval_seconds = absl::ToDoubleSeconds(d);
+  }
+  if (const std::string* v = find(kLastCheckpointAnnotation)) {
+    absl::Time t;
+    std::string err;
+    if (!absl::ParseTime(absl::RFC3339_full, *v, &t, &err)) {
+      return Bad(meta, kLastCheckpointAnnotation, *v,
+                 "an RFC 3339 time such as 2026-12-01T10:00:00Z");
+    }
+    c.last_checkpoint = absl::ToDoubleSeconds(t - absl::UnixEpoch());
+  }
+  if (const std::string* v = find(kRestoreSecondsAnnotation)) {
+    double s = 0;
+    auto [ptr, ec] = std::from_chars(v->data(), v->data() + v->size(), s);
+    if (ec != std::errc() || ptr != v->data() + v->size() || v->empty() || !std::isfinite(s) ||
+        s < 0) {
+      return Bad(meta, kRestoreSecondsAnnotation, *v, "a non-negative number of seconds");
+    }
+    c.restore_seconds = s;
+  }
+  return c;
+}
+
+double LastCheckpoint(double now, double start, const Checkpointing& c) {
+  if (c.last_checkpoint >= start && c.last_checkpoint <= now) return c.last_checkpoint;
+  if (c.interval_seconds > 0 && now > start) {
+    return start + std::floor((now - start) / c.interval_seconds) * c.interval_seconds;
+  }
+  return std::min(start, now);
+}
+
+double LostGpuSeconds(int gpus, double now, double start, const Checkpointing& c) {
+  return gpus * ((now - LastCheckpoint(now, start, c)) + c.restore_seconds);
+}
+
+}  // namespace gpuplane::sched

@@ -1,0 +1,42 @@
+// What evicting a running job throws away: the work since its last checkpoint, plus the
+// time to restore, on every GPU it holds (../shared/reference/preemption-and-checkpoints.md:
+// L = g x [(t_preempt - t_last_ckpt) + restore]). A job says how it checkpoints in pod
+// annotations: `gpuplane.io/checkpoint-interval` (a duration, "30m"),
+// `gpuplane.io/last-checkpoint` (RFC 3339 time), `gpuplane.io/restore-seconds` (a number).
+// Pure functions; thread-safe.
+#ifndef GPUPLANE_SCHED_CHECKPOINTS_H_
+#define GPUPLANE_SCHED_CHECKPOINTS_H_
+
+#include <string_view>
+
+#include "absl/status/statusor.h"
+#include "api/meta.h"
+
+namespace gpuplane::sched {
+
+inline constexpr std::string_view kCheckpointIntervalAnnotation = "gpuplane.io/checkpoint-interval";
+inline constexpr std::string_view kLastCheckpointAnnotation = "gpuplane.io/last-checkpoint";
+inline constexpr std::string_view kRestoreSecondsAnnotation = "gpuplane.io/restore-seconds";
+
+struct Checkpointing {
+  double interval_seconds = 0;  // 0: the job does not say (nothing is assumed saved)
+  double last_checkpoint = -1;  // seconds since 1970; -1: not known
+  double restore_seconds = 0;
+};
+
+// From the annotations; absent ones keep the defaults. Errors name the object, the annotation
+// and its value, and say what form it takes.
+absl::StatusOr<Checkpointing> CheckpointingOf(const api::ObjectMeta& meta);
+
+// The last checkpoint at or before `now` of a job that started at `start`: the recorded one
+// when known and not before the start, else the last whole interval since the start, else
+// the start (nothing saved).
+double LastCheckpoint(double now, double start, const Checkpointing& c);
+
+// GPU-seconds lost by evicting a job of `gpus` GPUs at `now`:
+// gpus x ((now - LastCheckpoint) + restore).
+double LostGpuSeconds(int gpus, double now, double start, const Checkpointing& c);
+
+}  // namespace gpuplane::sched
+
+#endif  // GPUPLANE_SCHED_CHECKPOINTS_H_
