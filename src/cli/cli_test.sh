@@ -210,6 +210,19 @@ expect_output '"summary":\[\{"policy":"bestfit","trace":"pods.csv","alloc_ratio_
 "$BIN" simulate --nodes testdata/sim/nodes.csv --pods testdata/sim/pods.csv --policy random,gpuplane \
   -o json -j 1 >"$tmp/f2.json" 2>/dev/null
 expect_exit 0 "fill runs are deterministic, whatever the parallelism" -- cmp "$tmp/f1.json" "$tmp/f2.json"
+# The multi-tenant replay of a Philly trace.
+P=testdata/sim/philly-malformed.csv
+expect_output '"summary":\[\{"policy":"kube","jobs":4,"jct_mean_s":[0-9.e+-]+,"jct_p99_s":[0-9.e+-]+,"queue_delay_p95_s":\{"high":[0-9.e+-]+,"low":[0-9.e+-]+\},"alloc_while_queued":[0-9.e+-]+,"jain_min_hourly":[0-9.e+-]+,"preemptions":[0-9.e+-]+,"lost_gpu_hours":[0-9.e+-]+,"partial_gang_evictions":[0-9.e+-]+,"incomplete_gang_gpu_seconds":[0-9.e+-]+,"fair_share_cycles":[0-9.e+-]+,"opportunistic_evictions_per_window":null\}' \
+  "philly JSON summary" -- "$BIN" simulate --workload "philly:$P" --cluster-gpus 16 -o json
+expect_output "philly-malformed.csv:4: job skipped: timestamp" "philly: bad rows reported with file and line" -- \
+  "$BIN" simulate --workload "philly:$P" --cluster-gpus 16 --policy gpuplane
+expect_output "^gpuplane +4 " "philly table: every job finishes" -- \
+  "$BIN" simulate --workload "philly:$P" --cluster-gpus 16 --policy gpuplane
+expect_exit 2 "philly: cluster of whole 8-GPU nodes" -- "$BIN" simulate --workload "philly:$P" --cluster-gpus 12
+expect_exit 2 "philly: checkpoint interval is a duration" -- "$BIN" simulate --workload "philly:$P" \
+  --checkpoint-interval 30min
+expect_output 'unknown multi-tenant policy "slurm"; known: kube, kai' "philly: unknown policy" -- \
+  "$BIN" simulate --workload "philly:$P" --policy slurm
 expect_output "pods-malformed.csv:5: pod nine-gpus dropped: it asks for 9 GPUs, but no node has more than 8" \
   "impossible requests are reported with file and line" -- "$BIN" simulate --nodes testdata/sim/nodes.csv \
   --pods testdata/sim/pods-malformed.csv --seeds 1

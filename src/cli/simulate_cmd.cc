@@ -13,6 +13,7 @@
 #include "api/loader.h"
 #include "cli/commands.h"
 #include "cli/simulate_output.h"
+#include "cli/simulate_tenants.h"
 #include "cli/timings.h"
 #include "model/inventory.h"
 #include "nlohmann/json.hpp"
@@ -51,6 +52,11 @@ struct SimulateOptions {
   bool strict = false;
   bool no_timing = false;
   int parallel = 0;  // runs at once; 0: all cores
+  // Multi-tenant replay (--workload philly:FILE).
+  int cluster_gpus = 512;
+  std::string checkpoint_interval = "30m";
+  double restore_seconds = 60;
+  double high_fraction = 0.2;
 };
 
 absl::StatusOr<std::vector<uint64_t>> ParseSeeds(const std::string& text) {
@@ -371,7 +377,24 @@ int RunPodTrace(const SimulateOptions& opt, const std::shared_ptr<const sim::Sim
   return Replay(opt, cluster, jobs, workload, policies, seeds, trace, problem_count);
 }
 
+int RunPhilly(const SimulateOptions& opt) {
+  absl::StatusOr<std::vector<uint64_t>> seeds = ParseSeeds(opt.seeds.empty() ? "42" : opt.seeds);
+  if (!seeds.ok()) return Fail(seeds.status());
+  TenantReplayArgs args;
+  args.trace = opt.workload.substr(std::string_view("philly:").size());
+  args.policies = opt.policies;
+  args.seeds = *seeds;
+  args.cluster_gpus = opt.cluster_gpus;
+  args.checkpoint_interval = opt.checkpoint_interval;
+  args.restore_seconds = opt.restore_seconds;
+  args.high_fraction = opt.high_fraction;
+  args.output = opt.output;
+  args.parallel = Jobs(opt);
+  return RunTenantReplays(args);
+}
+
 int RunSimulate(const SimulateOptions& opt) {
+  if (opt.workload.starts_with("philly:")) return RunPhilly(opt);
   if (!opt.workload.empty() && opt.workload != "generate") return RunClaimReplay(opt);
   int sources = (opt.nodes.empty() ? 0 : 1) + (opt.spot_nodes.empty() ? 0 : 1) +
                 (opt.generate.empty() ? 0 : 1) + (opt.objects.empty() ? 0 : 1);
@@ -420,12 +443,14 @@ Command AddSimulateCommand(CLI::App& app) {
       ->check(CLI::IsMember({"fill", "replay"}));
   cmd->add_option("--policy", opt->policies,
                   "Policies to compare (repeatable or comma-separated): random, dotprod, "
-                  "clustering, packing, bestfit, fgd, k8s, gpuplane")
+                  "clustering, packing, bestfit, fgd, k8s, gpuplane; with philly: kube, kai, "
+                  "volcano, kueue, yunikorn, gpuplane")
       ->delimiter(',');
   cmd->add_option("--seeds", opt->seeds,
                   "Seeds: 42, 42-51 or 1,5,9 (default 42-51 in fill mode, 42 in replay mode)");
   cmd->add_option("--workload", opt->workload,
-                  "Replay mode: \"generate\" (the built-in job generator), or a YAML/JSON/JSONL "
+                  "Replay mode: \"generate\" (the built-in job generator), philly:FILE (the "
+                  "multi-tenant replay of a Philly job trace), or a YAML/JSON/JSONL "
                   "file of Pods with claims (annotations sim.gpuplane.io/arrival and /duration, "
                   "seconds) on --objects or --generate");
   cmd->add_option("--jobs", opt->jobs, "Generated workload: number of jobs")
@@ -444,6 +469,21 @@ Command AddSimulateCommand(CLI::App& app) {
   // Accepted for old scripts; stdout never has wall-clock times now (they go to stderr).
   cmd->add_flag("--no-timing", opt->no_timing)->group("");
   cmd->add_option("-j,--parallel", opt->parallel, "Runs in parallel (default: all cores)");
+  cmd->add_option("--cluster-gpus", opt->cluster_gpus,
+                  "Multi-tenant replay: GPUs, as whole 8-GPU nodes")
+      ->capture_default_str()
+      ->check(CLI::Range(8, 1'000'000));
+  cmd->add_option("--checkpoint-interval", opt->checkpoint_interval,
+                  "Multi-tenant replay: how often jobs checkpoint (30m, 1h)")
+      ->capture_default_str();
+  cmd->add_option("--restore-seconds", opt->restore_seconds,
+                  "Multi-tenant replay: seconds a preempted job needs to restore")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1e7));
+  cmd->add_option("--high-fraction", opt->high_fraction,
+                  "Multi-tenant replay: fraction of jobs drawn non-preemptible")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1.0));
   return Command{cmd, [opt] {
                    util::Stopwatch watch;
                    int code = RunSimulate(*opt);

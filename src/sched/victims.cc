@@ -49,43 +49,97 @@ std::vector<int> Freed(std::vector<int> free, const std::vector<Running>& runnin
 }
 
 // The best addition to `chosen`, among `cands` (jobs on `node`), that frees `need` GPUs on
-// `node` where `avail` are free now, keeping the queues' floors.
+// `node` where `avail` are free now, keeping the queues' floors: every subset, summed with
+// bit masks (no allocation per subset).
 std::optional<Victims> BestOnNode(int node, int need, const std::vector<int>& avail,
                                   const std::vector<size_t>& cands,
                                   const std::vector<size_t>& chosen,
                                   const std::vector<Running>& running, const Preemptor& p,
                                   const std::vector<QueueUse>& queues) {
-  std::optional<Victims> best;
   const size_t k = cands.size();
-  for (uint32_t mask = 1; mask < (1u << k); ++mask) {
-    int gain = 0;
-    std::vector<size_t> add;
-    for (size_t i = 0; i < k; ++i) {
-      if ((mask >> i) & 1u) {
-        gain += GpusOn(running[cands[i]], node);
-        add.push_back(cands[i]);
-      }
+  std::vector<int> gain(k), gpus(k), slot(k, -1);
+  std::vector<double> cost(k);
+  // Floors: how many GPUs each other queue may still lose.
+  std::vector<int> floor_queue;
+  std::vector<double> slack;
+  auto slot_of = [&](int q) {
+    for (size_t i = 0; i < floor_queue.size(); ++i) {
+      if (floor_queue[i] == q) return static_cast<int>(i);
     }
-    if (avail[node] + gain < need) continue;
-    std::vector<size_t> all = chosen;
-    all.insert(all.end(), add.begin(), add.end());
-    if (!KeepsFloors(p, running, all, queues)) continue;
-    Victims v = Make(running, add);
-    if (!best || Better(v, *best)) best = std::move(v);
+    floor_queue.push_back(q);
+    slack.push_back(queues[q].allocated - queues[q].fair + kEps);
+    return static_cast<int>(floor_queue.size() - 1);
+  };
+  auto floored = [&](const Running& r) {
+    return r.queue >= 0 && p.queue >= 0 && r.queue != p.queue;
+  };
+  for (size_t i = 0; i < k; ++i) {
+    const Running& r = running[cands[i]];
+    gain[i] = GpusOn(r, node);
+    gpus[i] = r.Gpus();
+    cost[i] = r.lost_gpu_seconds;
+    if (floored(r)) slot[i] = slot_of(r.queue);
   }
-  return best;
+  for (size_t j : chosen) {
+    if (floored(running[j])) slack[slot_of(running[j].queue)] -= running[j].Gpus();
+  }
+  uint32_t best = 0;
+  double best_cost = 0;
+  int best_gpus = 0, best_count = 0;
+  std::vector<double> lost(floor_queue.size());
+  for (uint32_t mask = 1; mask < (1u << k); ++mask) {
+    int freed = 0, g = 0, count = 0;
+    double c = 0;
+    std::fill(lost.begin(), lost.end(), 0.0);
+    for (size_t i = 0; i < k; ++i) {
+      if (!((mask >> i) & 1u)) continue;
+      freed += gain[i];
+      g += gpus[i];
+      c += cost[i];
+      ++count;
+      if (slot[i] >= 0) lost[slot[i]] += gpus[i];
+    }
+    if (avail[node] + freed < need) continue;
+    bool floors = true;
+    for (size_t q = 0; q < lost.size() && floors; ++q) floors = lost[q] <= slack[q];
+    if (!floors) continue;
+    const bool better =
+        best == 0 || c < best_cost - kEps ||
+        (c <= best_cost + kEps && (g < best_gpus || (g == best_gpus && count < best_count)));
+    if (better) {
+      best = mask;
+      best_cost = c;
+      best_gpus = g;
+      best_count = count;
+    }
+  }
+  if (best == 0) return std::nullopt;
+  std::vector<size_t> add;
+  for (size_t i = 0; i < k; ++i) {
+    if ((best >> i) & 1u) add.push_back(cands[i]);
+  }
+  return Make(running, add);
 }
 
-// Allowed jobs on `node` that are not chosen yet: the cheapest per GPU there, at most
-// kMaxPerNode.
-std::vector<size_t> OnNode(int node, const std::vector<size_t>& allowed,
+// Allowed jobs on each node.
+std::vector<std::vector<size_t>> ByNode(size_t nodes, const std::vector<size_t>& allowed,
+                                        const std::vector<Running>& running) {
+  std::vector<std::vector<size_t>> out(nodes);
+  for (size_t j : allowed) {
+    for (const auto& [n, g] : running[j].placement) {
+      if (g > 0 && (out[n].empty() || out[n].back() != j)) out[n].push_back(j);
+    }
+  }
+  return out;
+}
+
+// Of `on_node` (allowed jobs on `node`), those not chosen yet: the cheapest per GPU there, at
+// most kMaxPerNode.
+std::vector<size_t> OnNode(int node, const std::vector<size_t>& on_node,
                            const std::vector<size_t>& chosen, const std::vector<Running>& running) {
   std::vector<size_t> out;
-  for (size_t j : allowed) {
-    if (GpusOn(running[j], node) > 0 &&
-        std::find(chosen.begin(), chosen.end(), j) == chosen.end()) {
-      out.push_back(j);
-    }
+  for (size_t j : on_node) {
+    if (std::find(chosen.begin(), chosen.end(), j) == chosen.end()) out.push_back(j);
   }
   if (out.size() > kMaxPerNode) {
     std::stable_sort(out.begin(), out.end(), [&](size_t a, size_t b) {
@@ -104,6 +158,7 @@ std::optional<Victims> Greedy(const std::vector<int>& free, const std::vector<Ru
                               const std::vector<size_t>& allowed) {
   std::vector<int> pods = p.pods, avail = free;
   std::sort(pods.rbegin(), pods.rend());
+  const std::vector<std::vector<size_t>> by_node = ByNode(free.size(), allowed, running);
   std::vector<size_t> chosen;
   for (int size : pods) {
     int fit = -1;
@@ -114,8 +169,10 @@ std::optional<Victims> Greedy(const std::vector<int>& free, const std::vector<Ru
       std::optional<Victims> best;
       for (size_t n = 0; n < avail.size(); ++n) {
         const int node = static_cast<int>(n);
-        std::optional<Victims> v = BestOnNode(
-            node, size, avail, OnNode(node, allowed, chosen, running), chosen, running, p, queues);
+        if (by_node[n].empty()) continue;
+        std::optional<Victims> v =
+            BestOnNode(node, size, avail, OnNode(node, by_node[n], chosen, running), chosen,
+                       running, p, queues);
         if (v && (!best || Better(*v, *best))) {
           best = std::move(v);
           fit = node;
@@ -165,11 +222,13 @@ std::optional<Victims> Search(const std::vector<int>& free, const std::vector<Ru
                               const Preemptor& p, const std::vector<QueueUse>& queues,
                               const std::vector<size_t>& allowed) {
   if (p.pods.size() == 1) {
+    const std::vector<std::vector<size_t>> by_node = ByNode(free.size(), allowed, running);
     std::optional<Victims> best;
     for (size_t n = 0; n < free.size(); ++n) {
       const int node = static_cast<int>(n);
+      if (by_node[n].empty()) continue;
       std::optional<Victims> v = BestOnNode(
-          node, p.pods[0], free, OnNode(node, allowed, {}, running), {}, running, p, queues);
+          node, p.pods[0], free, OnNode(node, by_node[n], {}, running), {}, running, p, queues);
       if (v && (!best || Better(*v, *best))) best = std::move(v);
     }
     return best;
@@ -193,8 +252,9 @@ bool MayEvict(const Preemptor& p, const Running& r, const std::vector<QueueUse>&
   if (p.queue < 0 || r.queue < 0 || p.queue == r.queue) return r.priority < p.priority;
   const QueueUse& mine = queues[p.queue];
   const QueueUse& theirs = queues[r.queue];
-  return mine.allocated + p.Gpus() <= mine.fair + kEps &&
-         theirs.allocated - r.Gpus() >= theirs.fair - kEps;
+  const bool entitled = mine.allocated + p.Gpus() <= mine.fair + kEps ||
+                        (p.priority_across_queues && r.priority < p.priority);
+  return entitled && theirs.allocated - r.Gpus() >= theirs.fair - kEps;
 }
 
 bool KeepsFloors(const Preemptor& p, const std::vector<Running>& running,

@@ -1,0 +1,167 @@
+#include "cli/simulate_tenants.h"
+
+#include <atomic>
+#include <cmath>
+#include <cstdio>
+#include <thread>
+
+#include "absl/time/time.h"
+#include "cli/exit_codes.h"
+#include "nlohmann/json.hpp"
+#include "sim/philly.h"
+#include "sim/tenant_replay.h"
+#include "util/strings.h"
+
+namespace gpuplane::cli {
+namespace {
+
+struct Stat {
+  double mean = 0, sd = 0;
+};
+
+Stat Over(const std::vector<sim::TenantSummary>& runs, double sim::TenantSummary::*field) {
+  Stat s;
+  for (const sim::TenantSummary& r : runs) s.mean += r.*field;
+  s.mean /= static_cast<double>(runs.size());
+  for (const sim::TenantSummary& r : runs) s.sd += (r.*field - s.mean) * (r.*field - s.mean);
+  s.sd = runs.size() > 1 ? std::sqrt(s.sd / static_cast<double>(runs.size() - 1)) : 0;
+  return s;
+}
+
+Stat Over(const std::vector<sim::TenantSummary>& runs, int64_t sim::TenantSummary::*field) {
+  Stat s;
+  for (const sim::TenantSummary& r : runs) s.mean += static_cast<double>(r.*field);
+  s.mean /= static_cast<double>(runs.size());
+  for (const sim::TenantSummary& r : runs) {
+    s.sd += (static_cast<double>(r.*field) - s.mean) * (static_cast<double>(r.*field) - s.mean);
+  }
+  s.sd = runs.size() > 1 ? std::sqrt(s.sd / static_cast<double>(runs.size() - 1)) : 0;
+  return s;
+}
+
+nlohmann::ordered_json SummaryJson(const std::string& policy,
+                                   const std::vector<sim::TenantSummary>& runs) {
+  using S = sim::TenantSummary;
+  const double opportunistic = Over(runs, &S::opportunistic_evictions_per_window).mean;
+  return {{"policy", policy},
+          {"jobs", runs.front().jobs},
+          {"jct_mean_s", Over(runs, &S::jct_mean_s).mean},
+          {"jct_p99_s", Over(runs, &S::jct_p99_s).mean},
+          {"queue_delay_p95_s",
+           {{"high", Over(runs, &S::queue_delay_p95_high_s).mean},
+            {"low", Over(runs, &S::queue_delay_p95_low_s).mean}}},
+          {"alloc_while_queued", Over(runs, &S::alloc_while_queued).mean},
+          {"jain_min_hourly", Over(runs, &S::jain_min_hourly).mean},
+          {"preemptions", Over(runs, &S::preemptions).mean},
+          {"lost_gpu_hours", Over(runs, &S::lost_gpu_hours).mean},
+          {"partial_gang_evictions", Over(runs, &S::partial_gang_evictions).mean},
+          {"incomplete_gang_gpu_seconds", Over(runs, &S::incomplete_gang_gpu_seconds).mean},
+          {"fair_share_cycles", Over(runs, &S::fair_share_cycles).mean},
+          {"opportunistic_evictions_per_window",
+           opportunistic < 0 ? nlohmann::ordered_json() : nlohmann::ordered_json(opportunistic)}};
+}
+
+std::string Cell(Stat s, int precision) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f ± %.*f", precision, s.mean, precision, s.sd);
+  return buf;
+}
+
+void PrintTable(const std::vector<std::string>& policies,
+                const std::vector<std::vector<sim::TenantSummary>>& runs) {
+  using S = sim::TenantSummary;
+  std::printf("%-9s %9s %18s %18s %16s %16s %12s %12s %14s %16s %8s %8s %16s\n", "policy",
+              "finished", "JCT mean h", "JCT p99 h", "wait p95 hi h", "wait p95 lo h", "alloc|wait",
+              "Jain min/h", "preemptions", "lost GPU-h", "partial", "cycles", "incomplete GPU-h");
+  for (size_t i = 0; i < policies.size(); ++i) {
+    const std::vector<S>& r = runs[i];
+    auto hours = [](Stat s) { return Stat{s.mean / 3600, s.sd / 3600}; };
+    std::printf("%-9s %9.0f %18s %18s %16s %16s %12s %12s %14s %16s %8.0f %8.0f %16s\n",
+                policies[i].c_str(), Over(r, &S::finished).mean,
+                Cell(hours(Over(r, &S::jct_mean_s)), 2).c_str(),
+                Cell(hours(Over(r, &S::jct_p99_s)), 1).c_str(),
+                Cell(hours(Over(r, &S::queue_delay_p95_high_s)), 2).c_str(),
+                Cell(hours(Over(r, &S::queue_delay_p95_low_s)), 2).c_str(),
+                Cell(Over(r, &S::alloc_while_queued), 3).c_str(),
+                Cell(Over(r, &S::jain_min_hourly), 3).c_str(),
+                Cell(Over(r, &S::preemptions), 0).c_str(),
+                Cell(Over(r, &S::lost_gpu_hours), 0).c_str(),
+                Over(r, &S::partial_gang_evictions).mean, Over(r, &S::fair_share_cycles).mean,
+                Cell(hours(Over(r, &S::incomplete_gang_gpu_seconds)), 0).c_str());
+  }
+}
+
+}  // namespace
+
+int RunTenantReplays(const TenantReplayArgs& args) {
+  absl::Duration interval;
+  if (!absl::ParseDuration(args.checkpoint_interval, &interval) ||
+      interval <= absl::ZeroDuration()) {
+    return Fail("simulate", absl::InvalidArgumentError(
+                                util::Cat("--checkpoint-interval \"", args.checkpoint_interval,
+                                          "\" is not a positive duration such as 30m or 1h")));
+  }
+  if (args.cluster_gpus < sim::kPodGpus || args.cluster_gpus % sim::kPodGpus != 0) {
+    return Fail("simulate", absl::InvalidArgumentError(util::Cat(
+                                "--cluster-gpus ", args.cluster_gpus,
+                                " must be a positive multiple of 8 (whole 8-GPU nodes)")));
+  }
+  std::vector<std::string> policies =
+      args.policies.empty() ? sim::TenantPolicyNames() : args.policies;
+  std::vector<sim::TenantPolicy> configs;
+  for (const std::string& name : policies) {
+    absl::StatusOr<sim::TenantPolicy> p = sim::TenantPolicyNamed(name);
+    if (!p.ok()) return Fail("simulate", p.status());
+    configs.push_back(*p);
+  }
+  absl::StatusOr<sim::PhillyTrace> trace = sim::ReadPhilly(args.trace);
+  if (!trace.ok()) return Fail("simulate", trace.status());
+  for (const std::string& p : trace->problems) std::fprintf(stderr, "warning: %s\n", p.c_str());
+  sim::TenantRunOptions options;
+  options.nodes = args.cluster_gpus / sim::kPodGpus;
+  options.checkpoint_interval = absl::ToDoubleSeconds(interval);
+  options.restore_seconds = args.restore_seconds;
+  std::vector<sim::TenantWorkload> workloads;
+  for (uint64_t seed : args.seeds) {
+    workloads.push_back(sim::FromPhilly(*trace, args.cluster_gpus, args.high_fraction, seed));
+  }
+  const size_t n = configs.size() * args.seeds.size();
+  std::vector<sim::TenantSummary> results(n);
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    for (size_t i = next++; i < n; i = next++) {
+      const size_t s = i % args.seeds.size();
+      results[i] = sim::RunTenantReplay(workloads[s], configs[i / args.seeds.size()], options,
+                                        args.seeds[s]);
+    }
+  };
+  std::vector<std::thread> pool;
+  for (int t = 1; t < std::min<int>(args.parallel, static_cast<int>(n)); ++t)
+    pool.emplace_back(worker);
+  worker();
+  for (std::thread& t : pool) t.join();
+  std::vector<std::vector<sim::TenantSummary>> by_policy(configs.size());
+  for (size_t i = 0; i < n; ++i) by_policy[i / args.seeds.size()].push_back(results[i]);
+  std::fprintf(stderr, "%s\n", workloads.front().guarantee_note.c_str());
+  if (args.output == "json") {
+    nlohmann::ordered_json summary = nlohmann::ordered_json::array();
+    for (size_t i = 0; i < configs.size(); ++i)
+      summary.push_back(SummaryJson(policies[i], by_policy[i]));
+    nlohmann::ordered_json out = {{"workload", "philly:" + args.trace},
+                                  {"cluster_gpus", args.cluster_gpus},
+                                  {"checkpoint_interval_s", options.checkpoint_interval},
+                                  {"restore_seconds", options.restore_seconds},
+                                  {"seeds", args.seeds},
+                                  {"note", workloads.front().guarantee_note},
+                                  {"summary", summary}};
+    std::printf("%s\n", out.dump().c_str());
+  } else {
+    std::printf("philly: %zu jobs on %d GPUs, checkpoint every %s, restore %.0f s, %zu seeds\n%s\n",
+                trace->jobs.size(), args.cluster_gpus, args.checkpoint_interval.c_str(),
+                args.restore_seconds, args.seeds.size(), workloads.front().guarantee_note.c_str());
+    PrintTable(policies, by_policy);
+  }
+  return kExitOk;
+}
+
+}  // namespace gpuplane::cli

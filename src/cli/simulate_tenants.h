@@ -1,0 +1,31 @@
+// `gpuplane simulate --workload philly:FILE`: the multi-tenant replay (sim/tenant_replay.h)
+// of a job trace under the anchor-like policies and gpuplane's, runs in parallel, a table of
+// means and standard deviations over seeds or JSON with a `summary` list. Plain values; the
+// run reads the trace and writes stdout.
+#ifndef GPUPLANE_CLI_SIMULATE_TENANTS_H_
+#define GPUPLANE_CLI_SIMULATE_TENANTS_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace gpuplane::cli {
+
+struct TenantReplayArgs {
+  std::string trace;                  // the Philly CSV
+  std::vector<std::string> policies;  // empty: all six
+  std::vector<uint64_t> seeds;
+  int cluster_gpus = 512;
+  std::string checkpoint_interval = "30m";
+  double restore_seconds = 60;
+  double high_fraction = 0.2;
+  std::string output = "text";
+  int parallel = 1;
+};
+
+// Exit status: 0, or 2 with a message on stderr for bad arguments or an unreadable trace.
+int RunTenantReplays(const TenantReplayArgs& args);
+
+}  // namespace gpuplane::cli
+
+#endif  // GPUPLANE_CLI_SIMULATE_TENANTS_H_

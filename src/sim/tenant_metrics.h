@@ -1,0 +1,51 @@
+// What the tenant replay measures, integrated over time as the replay advances: allocation
+// while work waits, per-tenant allocation against fair share per hour (Jain's index over
+// contended tenants), GPU-seconds held by incomplete gangs. Percentiles of the per-job
+// figures at the end. Copyable value class; not synchronized (one per replay thread).
+#ifndef GPUPLANE_SIM_TENANT_METRICS_H_
+#define GPUPLANE_SIM_TENANT_METRICS_H_
+
+#include <vector>
+
+namespace gpuplane::sim {
+
+// The cluster between two events.
+struct TenantSnapshot {
+  double allocated_gpus = 0;             // running and held
+  double held_incomplete_gpus = 0;       // members of gangs not all placed
+  bool waiting = false;                  // some job is pending
+  std::vector<double> tenant_allocated;  // GPUs per tenant
+  std::vector<double> tenant_fair;       // fair share per tenant
+  std::vector<bool> tenant_waiting;      // the tenant has pending work
+};
+
+class TenantMetrics {
+ public:
+  TenantMetrics(int tenants, double cluster_gpus);
+  // The cluster looked like `s` from `from` to `to` seconds.
+  void Add(double from, double to, const TenantSnapshot& s);
+
+  // Mean allocated fraction over the time some job waited; 0 when none waited.
+  double AllocWhileQueued() const;
+  // The lowest hourly Jain index of allocation / fair share over tenants that waited in that
+  // hour (hours with fewer than two such tenants are left out); 1 when no hour qualifies.
+  double JainMinHourly() const;
+  double IncompleteGangGpuSeconds() const { return incomplete_; }
+
+ private:
+  void AddWithinHour(double from, double to, const TenantSnapshot& s);
+  struct Hour {
+    std::vector<double> allocated, fair, waited;
+  };
+  int tenants_;
+  double cluster_gpus_;
+  double waiting_time_ = 0, alloc_while_waiting_ = 0, incomplete_ = 0;
+  std::vector<Hour> hours_;
+};
+
+// The p-th percentile (0..100, nearest rank) of `values`; 0 when empty.
+double Percentile(std::vector<double> values, double p);
+
+}  // namespace gpuplane::sim
+
+#endif  // GPUPLANE_SIM_TENANT_METRICS_H_

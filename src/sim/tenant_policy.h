@@ -1,0 +1,54 @@
+// The multi-tenant policies the tenant replay compares, each a configuration of one engine
+// following what ../shared/reference/schedulers.md records of the scheduler it is named
+// after: how tenants' quotas work, whether a gang is placed whole or pod by pod (and how long
+// placed members wait for the rest), how victims are chosen, and who may evict whom.
+// docs/SCHEDULING.md states each rule with its source. Plain values; thread-safe.
+#ifndef GPUPLANE_SIM_TENANT_POLICY_H_
+#define GPUPLANE_SIM_TENANT_POLICY_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace gpuplane::sim {
+
+enum class Quotas {
+  kNone,       // kube: priority only
+  kFairShare,  // kai, volcano, gpuplane: guarantees then weights (sched/fair_share.h)
+  kNominal,    // kueue: nominal quota, borrowing what others leave unused
+  kGuarantee,  // yunikorn: guaranteed resources; share = allocated / guarantee
+};
+
+enum class VictimRule {
+  kPodsLowestPriority,  // kube, volcano, yunikorn: pods, newest first (gang-unaware)
+  kJobsReverseOrder,    // kai: whole jobs, lowest priority, most recently started first
+  kJobsBorrowingFirst,  // kueue: whole jobs from borrowing queues first, then as kai; the set
+                        // minimized by dropping victims not needed
+  kJobsLostWork,        // gpuplane: whole jobs, least lost work (sched/victims.h)
+};
+
+struct TenantPolicy {
+  std::string name;
+  Quotas quotas = Quotas::kNone;
+  bool atomic_gangs = true;      // else pod by pod, members placed so far held
+  double gang_hold_seconds = 0;  // pod by pod: how long placed members wait for the rest
+  VictimRule victims = VictimRule::kJobsLostWork;
+  double preemption_delay = 0;         // a job waits this long before it may preempt
+  bool high_within_guarantee = false;  // non-preemptible jobs use only their tenant's guarantee
+  // Non-preemptible jobs first across all tenants, and they may evict preemptible jobs of
+  // tenants above their fair share (sched::Preemptor::priority_across_queues).
+  bool high_first = false;
+  // A tenant whose jobs were reclaimed by another does not reclaim from it for this long
+  // (0: no such rule), so reclaims never go back and forth.
+  double reclaim_cooldown = 0;
+};
+
+// kube, kai, volcano, kueue, yunikorn, gpuplane.
+const std::vector<std::string>& TenantPolicyNames();
+// Errors: an unknown name (the message lists the known ones).
+absl::StatusOr<TenantPolicy> TenantPolicyNamed(const std::string& name);
+
+}  // namespace gpuplane::sim
+
+#endif  // GPUPLANE_SIM_TENANT_POLICY_H_

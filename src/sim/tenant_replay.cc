@@ -1,0 +1,562 @@
+#include "sim/tenant_replay.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <optional>
+#include <queue>
+#include <set>
+
+#include "sched/fair_share.h"
+#include "sched/victims.h"
+#include "sim/tenant_metrics.h"
+
+namespace gpuplane::sim {
+namespace {
+
+constexpr double kNever = -std::numeric_limits<double>::infinity();
+
+enum class EventKind { kFinish = 0, kArrival = 1, kTimer = 2 };  // finishes free GPUs first
+
+struct Event {
+  double time;
+  EventKind kind;
+  int job;
+  int64_t epoch;
+  bool operator>(const Event& o) const {
+    if (time != o.time) return time > o.time;
+    if (kind != o.kind) return kind > o.kind;
+    return job > o.job;
+  }
+};
+
+struct JobState {
+  std::vector<int> pods;                       // largest first
+  std::vector<std::pair<int, int>> placement;  // placed pods, in pods' order
+  double remaining = 0;                        // run still needed when the current run began
+  double run_start = -1;
+  double first_start = -1;
+  double pending_since = 0;
+  double hold_since = -1;
+  double last_preempt_try = kNever;
+  int64_t epoch = 0;
+  bool running = false;
+};
+
+// Pending order: non-preemptible first, then by submission.
+struct Key {
+  int cls;
+  double submit;
+  int job;
+  bool operator<(const Key& o) const {
+    if (cls != o.cls) return cls < o.cls;
+    if (submit != o.submit) return submit < o.submit;
+    return job < o.job;
+  }
+};
+
+class Engine {
+ public:
+  Engine(const TenantWorkload& w, const TenantPolicy& p, const TenantRunOptions& o)
+      : w_(w),
+        p_(p),
+        o_(o),
+        cluster_gpus_(o.nodes * o.gpus_per_node),
+        free_(o.nodes, o.gpus_per_node),
+        jobs_(w.jobs.size()),
+        tenant_pending_(w.tenants.size()),
+        running_at_(w.jobs.size(), 0),
+        alloc_(w.tenants.size(), 0),
+        high_alloc_(w.tenants.size(), 0),
+        low_running_(w.tenants.size(), 0),
+        pending_gpus_(w.tenants.size(), 0),
+        fair_(w.tenants.size(), 0),
+        metrics_(static_cast<int>(w.tenants.size()), cluster_gpus_) {}
+
+  TenantSummary Run();
+
+ private:
+  const TenantJob& Spec(int id) const { return w_.jobs[id]; }
+  Key KeyOf(int id) const { return {Spec(id).high ? 0 : 1, Spec(id).submit, id}; }
+  void AddPending(int id, double t);
+  void RemovePending(int id);
+  void Cycle(double t);
+  std::vector<int> Order() const;
+  bool Admissible(int id) const;
+  bool TryPlace(int id, double t);
+  int BestFit(int size) const;
+  void Commit(int id, int node, int gpus);
+  void Start(int id, double t);
+  void Release(int id);
+  void Finish(int id, double t);
+  void Evict(int id, double t);
+  void ExpireHolds(double t);
+  bool MayTryPreempt(int id, double t) const;
+  bool TryPreempt(int id, double t);
+  double LostNow(int id, double t) const;
+  std::optional<sched::Victims> InOrder(const std::vector<sched::Running>& units,
+                                        const std::vector<int>& owner, const sched::Preemptor& pre,
+                                        const std::vector<sched::QueueUse>& queues) const;
+  void NoteReclaim(int preemptor_tenant, int victim_tenant, double t);
+  // The victim's tenant reclaimed from the preemptor's within the policy's cooldown.
+  bool CoolingDown(int preemptor_tenant, int victim_tenant, double t) const;
+  double Floor(int tenant) const;
+  void ComputeFair();
+  TenantSnapshot Snapshot() const;
+
+  const TenantWorkload& w_;
+  const TenantPolicy& p_;
+  const TenantRunOptions& o_;
+  const double cluster_gpus_;
+  std::vector<int> free_;
+  std::vector<JobState> jobs_;
+  std::set<Key> pending_;
+  std::vector<std::set<Key>> tenant_pending_;
+  std::set<int> holding_;
+  std::vector<int> running_;           // in no particular order
+  std::vector<size_t> running_at_;     // each job's place in running_
+  std::vector<sched::Running> units_;  // TryPreempt's, kept for their storage
+  std::vector<int> owner_;
+  std::vector<double> alloc_, high_alloc_, low_running_, pending_gpus_, fair_;
+  double alloc_total_ = 0, held_incomplete_ = 0;
+  std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
+  std::map<std::pair<int, int>, double> last_reclaim_;
+  TenantMetrics metrics_;
+  TenantSummary out_;
+  std::vector<double> jct_, delay_high_, delay_low_;
+};
+
+void Engine::AddPending(int id, double t) {
+  jobs_[id].pending_since = t;
+  pending_.insert(KeyOf(id));
+  tenant_pending_[Spec(id).tenant].insert(KeyOf(id));
+  pending_gpus_[Spec(id).tenant] += Spec(id).gpus;
+}
+
+void Engine::RemovePending(int id) {
+  pending_.erase(KeyOf(id));
+  tenant_pending_[Spec(id).tenant].erase(KeyOf(id));
+  pending_gpus_[Spec(id).tenant] -= Spec(id).gpus;
+}
+
+int Engine::BestFit(int size) const {
+  int best = -1;
+  for (size_t n = 0; n < free_.size(); ++n) {
+    if (free_[n] >= size && (best < 0 || free_[n] < free_[best])) best = static_cast<int>(n);
+  }
+  return best;
+}
+
+void Engine::Commit(int id, int node, int gpus) {
+  const TenantJob& s = Spec(id);
+  free_[node] -= gpus;
+  jobs_[id].placement.emplace_back(node, gpus);
+  alloc_[s.tenant] += gpus;
+  alloc_total_ += gpus;
+  if (s.high) high_alloc_[s.tenant] += gpus;
+  held_incomplete_ += gpus;  // until the job starts
+}
+
+bool Engine::TryPlace(int id, double t) {
+  JobState& j = jobs_[id];
+  const size_t first = j.placement.size();
+  if (p_.atomic_gangs) {
+    std::vector<int> saved = free_;
+    std::vector<std::pair<int, int>> chosen;
+    for (size_t i = first; i < j.pods.size(); ++i) {
+      const int n = BestFit(j.pods[i]);
+      if (n < 0) {
+        free_ = saved;
+        return false;
+      }
+      free_[n] -= j.pods[i];
+      chosen.emplace_back(n, j.pods[i]);
+    }
+    free_ = saved;
+    for (const auto& [n, g] : chosen) Commit(id, n, g);
+  } else {
+    for (size_t i = first; i < j.pods.size(); ++i) {
+      const int n = BestFit(j.pods[i]);
+      if (n < 0) break;
+      Commit(id, n, j.pods[i]);
+    }
+  }
+  if (j.placement.size() == j.pods.size()) {
+    Start(id, t);
+    return true;
+  }
+  if (!j.placement.empty() && j.hold_since < 0) {
+    j.hold_since = t;
+    holding_.insert(id);
+    events_.push({t + p_.gang_hold_seconds, EventKind::kTimer, id, j.epoch});
+  }
+  return false;
+}
+
+void Engine::Start(int id, double t) {
+  JobState& j = jobs_[id];
+  const TenantJob& s = Spec(id);
+  held_incomplete_ -= s.gpus;
+  j.running = true;
+  j.run_start = t;
+  j.hold_since = -1;
+  holding_.erase(id);
+  if (j.first_start < 0) {
+    j.first_start = t;
+    (s.high ? delay_high_ : delay_low_).push_back(t - s.submit);
+  }
+  RemovePending(id);
+  running_at_[id] = running_.size();
+  running_.push_back(id);
+  if (!s.high) low_running_[s.tenant] += 1;
+  events_.push({t + j.remaining, EventKind::kFinish, id, j.epoch});
+}
+
+void Engine::Release(int id) {
+  JobState& j = jobs_[id];
+  const TenantJob& s = Spec(id);
+  for (const auto& [n, g] : j.placement) {
+    free_[n] += g;
+    alloc_[s.tenant] -= g;
+    alloc_total_ -= g;
+    if (s.high) high_alloc_[s.tenant] -= g;
+    if (!j.running) held_incomplete_ -= g;
+  }
+  j.placement.clear();
+  if (j.running) {
+    const int last = running_.back();
+    running_[running_at_[id]] = last;
+    running_at_[last] = running_at_[id];
+    running_.pop_back();
+    if (!s.high) low_running_[s.tenant] -= 1;
+  }
+  j.running = false;
+}
+
+void Engine::Finish(int id, double t) {
+  Release(id);
+  jct_.push_back(t - Spec(id).submit);
+  out_.end_s = std::max(out_.end_s, t);
+}
+
+void Engine::Evict(int id, double t) {
+  JobState& j = jobs_[id];
+  const double ran = t - j.run_start;
+  const double saved = std::floor(ran / o_.checkpoint_interval) * o_.checkpoint_interval;
+  out_.lost_gpu_hours += Spec(id).gpus * (ran - saved + o_.restore_seconds) / 3600;
+  out_.preemptions += 1;
+  j.remaining = j.remaining - saved + o_.restore_seconds;
+  j.epoch += 1;
+  Release(id);
+  AddPending(id, t);
+}
+
+void Engine::ExpireHolds(double t) {
+  for (auto it = holding_.begin(); it != holding_.end();) {
+    JobState& j = jobs_[*it];
+    if (t - j.hold_since < p_.gang_hold_seconds) {
+      ++it;
+      continue;
+    }
+    const int id = *it;
+    it = holding_.erase(it);
+    Release(id);
+    j.hold_since = -1;
+  }
+}
+
+double Engine::Floor(int tenant) const {
+  return p_.quotas == Quotas::kFairShare ? fair_[tenant] : w_.guarantee_gpus[tenant];
+}
+
+void Engine::ComputeFair() {
+  std::vector<sched::ShareQueue> q(w_.tenants.size());
+  for (size_t t = 0; t < q.size(); ++t) {
+    q[t].guarantee = w_.guarantee_gpus[t];
+    q[t].demand = alloc_[t] + pending_gpus_[t];
+  }
+  fair_ = sched::FairShare(q, cluster_gpus_);
+}
+
+// kube and kueue: one FIFO, non-preemptible first; the others: tenants furthest below their
+// share first (fair share, or guarantee for yunikorn), each tenant's jobs in that order.
+std::vector<int> Engine::Order() const {
+  std::vector<int> out;
+  out.reserve(pending_.size());
+  if (p_.quotas == Quotas::kNone || p_.quotas == Quotas::kNominal) {
+    for (const Key& k : pending_) out.push_back(k.job);
+    return out;
+  }
+  if (p_.high_first) {
+    for (const Key& k : pending_) {
+      if (k.cls != 0) break;
+      out.push_back(k.job);
+    }
+  }
+  std::vector<int> tenants;
+  std::vector<double> ratio(w_.tenants.size());
+  for (size_t t = 0; t < w_.tenants.size(); ++t) {
+    if (tenant_pending_[t].empty()) continue;
+    tenants.push_back(static_cast<int>(t));
+    const double floor = Floor(static_cast<int>(t));
+    ratio[t] = floor > 0 ? alloc_[t] / floor : std::numeric_limits<double>::infinity();
+  }
+  std::stable_sort(tenants.begin(), tenants.end(),
+                   [&](int a, int b) { return ratio[a] < ratio[b]; });
+  for (int t : tenants) {
+    for (const Key& k : tenant_pending_[t]) {
+      if (!p_.high_first || k.cls != 0) out.push_back(k.job);
+    }
+  }
+  return out;
+}
+
+bool Engine::Admissible(int id) const {
+  const TenantJob& s = Spec(id);
+  if (p_.high_within_guarantee && s.high) {
+    return high_alloc_[s.tenant] + s.gpus <= w_.guarantee_gpus[s.tenant];
+  }
+  return true;
+}
+
+bool Engine::MayTryPreempt(int id, double t) const {
+  const JobState& j = jobs_[id];
+  const TenantJob& s = Spec(id);
+  if (t - j.pending_since < p_.preemption_delay ||
+      t - j.last_preempt_try < o_.preemption_retry_seconds) {
+    return false;
+  }
+  if (p_.quotas == Quotas::kNone) {
+    if (!s.high) return false;
+    for (double n : low_running_) {
+      if (n > 0) return true;
+    }
+    return false;
+  }
+  if (s.high && p_.high_first) return true;
+  return (s.high && low_running_[s.tenant] > 0) || alloc_[s.tenant] + s.gpus <= Floor(s.tenant);
+}
+
+void Engine::Cycle(double t) {
+  ExpireHolds(t);
+  ComputeFair();
+  bool preempted = false;
+  int max_free = *std::max_element(free_.begin(), free_.end());
+  for (int id : Order()) {
+    const JobState& j = jobs_[id];
+    if (j.running) continue;  // started by an earlier preemption in this cycle
+    if (max_free == 0 && preempted) break;
+    if (!Admissible(id)) continue;
+    // The pod that must fit first: the largest left for a whole gang, the smallest otherwise.
+    const int first = p_.atomic_gangs ? j.pods[j.placement.size()] : j.pods.back();
+    if (first <= max_free) {
+      const bool started = TryPlace(id, t);
+      max_free = *std::max_element(free_.begin(), free_.end());
+      if (started) continue;
+    }
+    if (!preempted && MayTryPreempt(id, t)) {
+      jobs_[id].last_preempt_try = t;
+      preempted = TryPreempt(id, t);
+      max_free = *std::max_element(free_.begin(), free_.end());
+    }
+  }
+}
+
+double Engine::LostNow(int id, double t) const {
+  const double ran = t - jobs_[id].run_start;
+  const double saved = std::floor(ran / o_.checkpoint_interval) * o_.checkpoint_interval;
+  return Spec(id).gpus * (ran - saved + o_.restore_seconds);
+}
+
+// kai and kueue: victims taken in order (kueue: borrowing tenants first), lowest priority,
+// most recently started first, until the job fits; kueue then drops victims not needed.
+std::optional<sched::Victims> Engine::InOrder(const std::vector<sched::Running>& units,
+                                              const std::vector<int>& owner,
+                                              const sched::Preemptor& pre,
+                                              const std::vector<sched::QueueUse>& queues) const {
+  const bool kueue = p_.victims == VictimRule::kJobsBorrowingFirst;
+  std::vector<size_t> allowed;
+  for (size_t u = 0; u < units.size(); ++u) {
+    if (sched::MayEvict(pre, units[u], queues)) allowed.push_back(u);
+  }
+  auto borrowing = [&](size_t u) {
+    const int t = Spec(owner[u]).tenant;
+    return alloc_[t] > w_.guarantee_gpus[t];
+  };
+  std::stable_sort(allowed.begin(), allowed.end(), [&](size_t a, size_t b) {
+    if (kueue && borrowing(a) != borrowing(b)) return borrowing(a);
+    if (units[a].priority != units[b].priority) return units[a].priority < units[b].priority;
+    return jobs_[owner[a]].run_start > jobs_[owner[b]].run_start;
+  });
+  std::vector<size_t> chosen;
+  std::vector<int> free = free_;
+  for (size_t u : allowed) {
+    if (sched::Fits(pre.pods, free)) break;
+    chosen.push_back(u);
+    if (!sched::KeepsFloors(pre, units, chosen, queues)) {
+      chosen.pop_back();
+      continue;
+    }
+    for (const auto& [n, g] : units[u].placement) free[n] += g;
+  }
+  if (!sched::Fits(pre.pods, free)) return std::nullopt;
+  for (size_t i = chosen.size(); kueue && i-- > 0;) {
+    std::vector<int> less = free;
+    for (const auto& [n, g] : units[chosen[i]].placement) less[n] -= g;
+    if (sched::Fits(pre.pods, less)) {
+      free = std::move(less);
+      chosen.erase(chosen.begin() + static_cast<std::ptrdiff_t>(i));
+    }
+  }
+  sched::Victims v;
+  v.jobs = chosen;
+  return v;
+}
+
+void Engine::NoteReclaim(int preemptor_tenant, int victim_tenant, double t) {
+  if (p_.quotas == Quotas::kNone || preemptor_tenant == victim_tenant) return;
+  auto back = last_reclaim_.find({victim_tenant, preemptor_tenant});
+  if (back != last_reclaim_.end() && t - back->second <= o_.cycle_cooldown_seconds) {
+    out_.fair_share_cycles += 1;
+  }
+  last_reclaim_[{preemptor_tenant, victim_tenant}] = t;
+}
+
+bool Engine::CoolingDown(int preemptor_tenant, int victim_tenant, double t) const {
+  if (p_.reclaim_cooldown <= 0 || preemptor_tenant == victim_tenant) return false;
+  auto back = last_reclaim_.find({victim_tenant, preemptor_tenant});
+  return back != last_reclaim_.end() && t - back->second <= p_.reclaim_cooldown;
+}
+
+bool Engine::TryPreempt(int id, double t) {
+  const TenantJob& s = Spec(id);
+  const JobState& j = jobs_[id];
+  sched::Preemptor pre;
+  pre.pods.assign(j.pods.begin() + static_cast<std::ptrdiff_t>(j.placement.size()), j.pods.end());
+  pre.queue = p_.quotas == Quotas::kNone ? -1 : s.tenant;
+  pre.priority = s.high ? 1 : 0;
+  pre.priority_across_queues = p_.high_first;
+  std::vector<sched::QueueUse> queues(w_.tenants.size());
+  for (size_t q = 0; q < queues.size(); ++q) {
+    queues[q] = {alloc_[q], Floor(static_cast<int>(q))};
+  }
+  // Victim units, only those it may evict: whole jobs, or pods for the gang-unaware policies
+  // (fewest pods). The member vectors are reused so placements keep their storage.
+  const bool by_pod = p_.victims == VictimRule::kPodsLowestPriority;
+  size_t count = 0;
+  std::vector<int> could = free_;  // free once every job it may evict is gone
+  sched::Running probe;
+  for (int r : running_) {
+    probe.queue = pre.queue < 0 ? -1 : Spec(r).tenant;
+    probe.priority = Spec(r).high ? 1 : 0;
+    probe.min_runtime = Spec(r).high;  // non-preemptible
+    probe.placement = jobs_[r].placement;
+    if (!sched::MayEvict(pre, probe, queues) || CoolingDown(s.tenant, Spec(r).tenant, t)) {
+      continue;
+    }
+    for (const auto& [n, g] : jobs_[r].placement) could[n] += g;
+    const size_t pieces = by_pod ? jobs_[r].placement.size() : 1;
+    for (size_t i = 0; i < pieces; ++i) {
+      if (units_.size() == count) {
+        units_.emplace_back();
+        owner_.push_back(0);
+      }
+      sched::Running& u = units_[count];
+      owner_[count++] = r;
+      u.queue = probe.queue;
+      u.priority = probe.priority;
+      u.min_runtime = false;
+      if (by_pod) {
+        u.placement.assign(1, jobs_[r].placement[i]);
+        u.lost_gpu_seconds = 1;
+      } else {
+        u.placement = jobs_[r].placement;
+        u.lost_gpu_seconds = LostNow(r, t);
+      }
+    }
+  }
+  // Nothing to search when even every job it may evict would not make room.
+  if (!sched::Fits(pre.pods, could)) return false;
+  units_.resize(count);
+  owner_.resize(count);
+  const std::vector<sched::Running>& units = units_;
+  const std::vector<int>& owner = owner_;
+  std::optional<sched::Victims> v = p_.victims == VictimRule::kJobsLostWork || by_pod
+                                        ? sched::ChooseVictims(free_, units, pre, queues)
+                                        : InOrder(units, owner, pre, queues);
+  if (!v || v->jobs.empty()) return false;
+  std::map<int, size_t> pods_hit;
+  for (size_t u : v->jobs) pods_hit[owner[u]] += 1;
+  for (const auto& [r, hit] : pods_hit) {
+    // A pod of a gang taken alone: the rest of the gang dies with it.
+    if (by_pod && hit < jobs_[r].pods.size()) out_.partial_gang_evictions += 1;
+    NoteReclaim(s.tenant, Spec(r).tenant, t);
+    Evict(r, t);
+  }
+  return TryPlace(id, t);
+}
+
+TenantSnapshot Engine::Snapshot() const {
+  TenantSnapshot s;
+  s.allocated_gpus = alloc_total_;
+  s.held_incomplete_gpus = held_incomplete_;
+  s.waiting = !pending_.empty();
+  s.tenant_allocated = alloc_;
+  s.tenant_fair = fair_;
+  s.tenant_waiting.resize(w_.tenants.size());
+  for (size_t i = 0; i < w_.tenants.size(); ++i) s.tenant_waiting[i] = !tenant_pending_[i].empty();
+  return s;
+}
+
+TenantSummary Engine::Run() {
+  for (size_t i = 0; i < w_.jobs.size(); ++i) {
+    jobs_[i].pods = w_.jobs[i].Pods();
+    jobs_[i].remaining = w_.jobs[i].duration;
+    events_.push({w_.jobs[i].submit, EventKind::kArrival, static_cast<int>(i), 0});
+  }
+  double now = 0;
+  TenantSnapshot state = Snapshot();
+  while (!events_.empty()) {
+    const double t = events_.top().time;
+    metrics_.Add(now, t, state);
+    now = t;
+    while (!events_.empty() && events_.top().time == t) {
+      const Event e = events_.top();
+      events_.pop();
+      if (e.kind == EventKind::kArrival) {
+        AddPending(e.job, t);
+      } else if (e.kind == EventKind::kFinish && e.epoch == jobs_[e.job].epoch &&
+                 jobs_[e.job].running) {
+        Finish(e.job, t);
+      }
+    }
+    Cycle(t);
+    state = Snapshot();
+  }
+  out_.policy = p_.name;
+  out_.jobs = static_cast<int64_t>(w_.jobs.size());
+  out_.finished = static_cast<int64_t>(jct_.size());
+  double sum = 0;
+  for (double x : jct_) sum += x;
+  out_.jct_mean_s = jct_.empty() ? 0 : sum / jct_.size();
+  out_.jct_p99_s = Percentile(jct_, 99);
+  out_.queue_delay_p95_high_s = Percentile(delay_high_, 95);
+  out_.queue_delay_p95_low_s = Percentile(delay_low_, 95);
+  out_.alloc_while_queued = metrics_.AllocWhileQueued();
+  out_.jain_min_hourly = metrics_.JainMinHourly();
+  out_.incomplete_gang_gpu_seconds = metrics_.IncompleteGangGpuSeconds();
+  return out_;
+}
+
+}  // namespace
+
+TenantSummary RunTenantReplay(const TenantWorkload& workload, const TenantPolicy& policy,
+                              const TenantRunOptions& options, uint64_t seed) {
+  Engine e(workload, policy, options);
+  TenantSummary s = e.Run();
+  s.seed = seed;
+  return s;
+}
+
+}  // namespace gpuplane::sim

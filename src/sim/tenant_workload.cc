@@ -1,0 +1,40 @@
+#include "sim/tenant_workload.h"
+
+#include <cmath>
+#include <map>
+#include <random>
+
+#include "util/strings.h"
+
+namespace gpuplane::sim {
+
+std::vector<int> TenantJob::Pods() const {
+  if (gpus <= kPodGpus) return {gpus};
+  std::vector<int> out(gpus / kPodGpus, kPodGpus);
+  if (gpus % kPodGpus != 0) out.push_back(gpus % kPodGpus);
+  return out;
+}
+
+TenantWorkload FromPhilly(const PhillyTrace& trace, int cluster_gpus, double high_fraction,
+                          uint64_t seed) {
+  TenantWorkload w;
+  std::map<std::string, int> id;
+  for (const TenantShare& s : TenantGuarantees(trace, cluster_gpus)) {
+    id[s.tenant] = static_cast<int>(w.tenants.size());
+    w.tenants.push_back(s.tenant);
+    w.guarantee_gpus.push_back(s.guarantee_gpus);
+  }
+  std::mt19937_64 rng(seed);
+  std::bernoulli_distribution high(high_fraction);
+  w.jobs.reserve(trace.jobs.size());
+  for (const PhillyJob& j : trace.jobs) {
+    w.jobs.push_back({j.submit, j.duration, j.gpus, id.at(j.tenant), high(rng)});
+  }
+  w.guarantee_note =
+      util::Cat("tenants' guarantees: each virtual cluster's share of the trace's GPU time x ",
+                cluster_gpus, " GPUs (the trace has no quotas); ", high_fraction * 100,
+                "% of jobs drawn non-preemptible (seeded; the trace has no priorities)");
+  return w;
+}
+
+}  // namespace gpuplane::sim

@@ -1,0 +1,42 @@
+// Multi-tenant workloads for the tenant replay (tenant_replay.h): jobs with a submission time,
+// a run time, whole GPUs and a tenant, each tenant with a guaranteed number of GPUs; jobs of
+// more than 8 GPUs are gangs of 8-GPU pods. From the Philly trace, tenants' guarantees come
+// from their share of its GPU time (philly.h says why), and a seeded draw marks a fraction of
+// jobs non-preemptible (`high`; the trace has no priorities). Plain values; pure functions;
+// thread-safe.
+#ifndef GPUPLANE_SIM_TENANT_WORKLOAD_H_
+#define GPUPLANE_SIM_TENANT_WORKLOAD_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sim/philly.h"
+
+namespace gpuplane::sim {
+
+inline constexpr int kPodGpus = 8;  // a gang's members are whole 8-GPU nodes
+
+struct TenantJob {
+  double submit = 0;    // seconds
+  double duration = 0;  // seconds of running it needs
+  int gpus = 0;
+  int tenant = 0;
+  bool high = false;              // non-preemptible priority class; the rest may be preempted
+  std::vector<int> Pods() const;  // GPUs of each pod
+};
+
+struct TenantWorkload {
+  std::vector<std::string> tenants;
+  std::vector<int> guarantee_gpus;  // per tenant
+  std::vector<TenantJob> jobs;      // by submission
+  std::string guarantee_note;       // how the guarantees were set, for every report
+};
+
+// REQUIRES: 0 <= high_fraction <= 1; cluster_gpus > 0.
+TenantWorkload FromPhilly(const PhillyTrace& trace, int cluster_gpus, double high_fraction,
+                          uint64_t seed);
+
+}  // namespace gpuplane::sim
+
+#endif  // GPUPLANE_SIM_TENANT_WORKLOAD_H_
