@@ -13,6 +13,13 @@ constexpr double kEps = 1e-9;
 constexpr size_t kMaxPerNode = 12;     // allowed jobs considered on one node (2^12 subsets)
 constexpr size_t kMaxExhaustive = 16;  // allowed jobs the exhaustive fallback enumerates
 
+// Whether evicting `r` counts against its queue's floor: another queue's job, unless `p`
+// outranks it across queues.
+bool Floored(const Preemptor& p, const Running& r) {
+  return r.queue >= 0 && p.queue >= 0 && r.queue != p.queue &&
+         !(p.priority_across_queues && r.priority < p.priority);
+}
+
 int GpusOn(const Running& r, int node) {
   int g = 0;
   for (const auto& [n, gpus] : r.placement) g += n == node ? gpus : 0;
@@ -70,18 +77,15 @@ std::optional<Victims> BestOnNode(int node, int need, const std::vector<int>& av
     slack.push_back(queues[q].allocated - queues[q].fair + kEps);
     return static_cast<int>(floor_queue.size() - 1);
   };
-  auto floored = [&](const Running& r) {
-    return r.queue >= 0 && p.queue >= 0 && r.queue != p.queue;
-  };
   for (size_t i = 0; i < k; ++i) {
     const Running& r = running[cands[i]];
     gain[i] = GpusOn(r, node);
     gpus[i] = r.Gpus();
     cost[i] = r.lost_gpu_seconds;
-    if (floored(r)) slot[i] = slot_of(r.queue);
+    if (Floored(p, r)) slot[i] = slot_of(r.queue);
   }
   for (size_t j : chosen) {
-    if (floored(running[j])) slack[slot_of(running[j].queue)] -= running[j].Gpus();
+    if (Floored(p, running[j])) slack[slot_of(running[j].queue)] -= running[j].Gpus();
   }
   uint32_t best = 0;
   double best_cost = 0;
@@ -250,18 +254,18 @@ int Preemptor::Gpus() const { return std::accumulate(pods.begin(), pods.end(), 0
 bool MayEvict(const Preemptor& p, const Running& r, const std::vector<QueueUse>& queues) {
   if (r.min_runtime) return false;
   if (p.queue < 0 || r.queue < 0 || p.queue == r.queue) return r.priority < p.priority;
+  if (p.priority_across_queues && r.priority < p.priority) return true;
   const QueueUse& mine = queues[p.queue];
   const QueueUse& theirs = queues[r.queue];
-  const bool entitled = mine.allocated + p.Gpus() <= mine.fair + kEps ||
-                        (p.priority_across_queues && r.priority < p.priority);
-  return entitled && theirs.allocated - r.Gpus() >= theirs.fair - kEps;
+  return mine.allocated + p.Gpus() <= mine.fair + kEps &&
+         theirs.allocated - r.Gpus() >= theirs.fair - kEps;
 }
 
 bool KeepsFloors(const Preemptor& p, const std::vector<Running>& running,
                  const std::vector<size_t>& victims, const std::vector<QueueUse>& queues) {
   std::map<int, int> lost;
   for (size_t j : victims) {
-    if (running[j].queue >= 0 && running[j].queue != p.queue && p.queue >= 0) {
+    if (Floored(p, running[j])) {
       lost[running[j].queue] += running[j].Gpus();
     }
   }

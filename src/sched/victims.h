@@ -31,9 +31,8 @@ struct Preemptor {
   std::vector<int> pods;  // GPUs of each pod; each pod runs on one node
   int queue = -1;
   int priority = 0;
-  // Lower-priority jobs of other queues are victims too, as long as their queue stays at or
-  // above its fair share (gpuplane's non-preemptible work does not wait for its queue's
-  // share).
+  // Lower-priority jobs of other queues are victims too, whatever their queues' shares
+  // (non-preemptible work does not wait for its queue's share, as in kube-scheduler).
   bool priority_across_queues = false;
   int Gpus() const;
 };

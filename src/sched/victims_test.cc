@@ -202,6 +202,20 @@ TEST(Victims, ReclaimKeepsTheVictimQueueAtItsFairShare) {
   EXPECT_FALSE(ChooseVictims({0, 0}, running, p, queues));
 }
 
+TEST(Victims, NonPreemptibleWorkMayTakeFromAnyQueueWhenAllowedAcrossQueues) {
+  // Queue 1 is at its fair share: its preemptible job is not reclaimable, but a
+  // non-preemptible job allowed across queues evicts it.
+  std::vector<Running> running = {
+      {.placement = {{0, 8}}, .queue = 1, .priority = 0, .lost_gpu_seconds = 5}};
+  std::vector<QueueUse> queues = {{0, 8}, {8, 8}};
+  Preemptor p{.pods = {8}, .queue = 0, .priority = 1};
+  EXPECT_FALSE(ChooseVictims({0}, running, p, queues));
+  p.priority_across_queues = true;
+  std::optional<Victims> v = ChooseVictims({0}, running, p, queues);
+  ASSERT_TRUE(v);
+  EXPECT_EQ(v->jobs, (std::vector<size_t>{0}));
+}
+
 TEST(Checkpoints, LostWorkSinceTheLastCheckpointPlusRestore) {
   Checkpointing c{.interval_seconds = 1800, .restore_seconds = 60};
   // Started at 0, now 4000: checkpoints at 1800 and 3600; 400 s lost plus 60 s restore.

@@ -48,6 +48,7 @@ absl::StatusOr<TenantPolicy> TenantPolicyNamed(const std::string& name) {
     p.victims = VictimRule::kJobsLostWork;
     p.high_first = true;
     p.reclaim_cooldown = 600;
+    p.reclaim_after_checkpoint = 300;
   } else {
     std::string known;
     for (const std::string& n : TenantPolicyNames())

@@ -42,6 +42,9 @@ struct TenantPolicy {
   // A tenant whose jobs were reclaimed by another does not reclaim from it for this long
   // (0: no such rule), so reclaims never go back and forth.
   double reclaim_cooldown = 0;
+  // Preemptible work that waits for room (reclaim) evicts only jobs that checkpointed within
+  // this many seconds, so it waits for a checkpoint rather than throw work away (0: any).
+  double reclaim_after_checkpoint = 0;
 };
 
 // kube, kai, volcano, kueue, yunikorn, gpuplane.

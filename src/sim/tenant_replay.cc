@@ -120,6 +120,7 @@ class Engine {
   std::vector<int> owner_;
   std::vector<double> alloc_, high_alloc_, low_running_, pending_gpus_, fair_;
   double alloc_total_ = 0, held_incomplete_ = 0;
+  double retry_at_ = kNever;  // the pending preemption retry timer
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
   std::map<std::pair<int, int>, double> last_reclaim_;
   TenantMetrics metrics_;
@@ -341,7 +342,7 @@ bool Engine::MayTryPreempt(int id, double t) const {
 void Engine::Cycle(double t) {
   ExpireHolds(t);
   ComputeFair();
-  bool preempted = false;
+  bool preempted = false, attempted = false;
   int max_free = *std::max_element(free_.begin(), free_.end());
   for (int id : Order()) {
     const JobState& j = jobs_[id];
@@ -359,7 +360,14 @@ void Engine::Cycle(double t) {
       jobs_[id].last_preempt_try = t;
       preempted = TryPreempt(id, t);
       max_free = *std::max_element(free_.begin(), free_.end());
+      attempted = true;
     }
+  }
+  // Jobs that tried to preempt try again after the retry interval even when nothing else
+  // happens by then (a victim may have checkpointed, shares may have moved).
+  if (attempted && retry_at_ <= t) {
+    retry_at_ = t + o_.preemption_retry_seconds;
+    events_.push({retry_at_, EventKind::kTimer, -1, 0});
   }
 }
 
@@ -452,7 +460,9 @@ bool Engine::TryPreempt(int id, double t) {
     probe.priority = Spec(r).high ? 1 : 0;
     probe.min_runtime = Spec(r).high;  // non-preemptible
     probe.placement = jobs_[r].placement;
-    if (!sched::MayEvict(pre, probe, queues) || CoolingDown(s.tenant, Spec(r).tenant, t)) {
+    if (!sched::MayEvict(pre, probe, queues) || CoolingDown(s.tenant, Spec(r).tenant, t) ||
+        (!s.high && p_.reclaim_after_checkpoint > 0 &&
+         std::fmod(t - jobs_[r].run_start, o_.checkpoint_interval) > p_.reclaim_after_checkpoint)) {
       continue;
     }
     for (const auto& [n, g] : jobs_[r].placement) could[n] += g;

@@ -85,6 +85,22 @@ TEST(TenantReplay, ReclaimGivesTheUnderServedTenantItsShareWithoutCycles) {
   EXPECT_DOUBLE_EQ(kube.queue_delay_p95_low_s, 8900);
 }
 
+TEST(TenantReplay, GpuplaneReclaimsRightAfterACheckpoint) {
+  // One node, guarantees 4 and 4. Tenant b's two preemptible 4-GPU jobs fill it from 0 s;
+  // tenant a asks for 4 GPUs at 1,000 s. kai reclaims at once (1,000 s of work lost);
+  // gpuplane waits for b's checkpoint at 1,800 s, reclaims at its next try (every 60 s from
+  // 1,000 s: 1,840 s), and loses 40 s of work plus the restore.
+  TenantWorkload w =
+      Two({{0, 9000, 4, 1, false}, {0, 9000, 4, 1, false}, {1000, 100, 4, 0, false}}, {4, 4});
+  TenantSummary kai = Replay(w, "kai", 1);
+  EXPECT_EQ(kai.preemptions, 1);
+  EXPECT_NEAR(kai.lost_gpu_hours, 4 * (1000 + 60) / 3600.0, 1e-9);
+  TenantSummary g = Replay(w, "gpuplane", 1);
+  EXPECT_EQ(g.preemptions, 1);
+  EXPECT_NEAR(g.lost_gpu_hours, 4 * (40 + 60) / 3600.0, 1e-9);
+  EXPECT_DOUBLE_EQ(g.queue_delay_p95_low_s, 840);
+}
+
 TEST(TenantReplay, PolicyNames) {
   EXPECT_EQ(TenantPolicyNames().size(), 6u);
   EXPECT_EQ(TenantPolicyNamed("slurm").status().message(),
