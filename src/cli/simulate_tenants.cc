@@ -19,21 +19,15 @@ struct Stat {
   double mean = 0, sd = 0;
 };
 
-Stat Over(const std::vector<sim::TenantSummary>& runs, double sim::TenantSummary::*field) {
-  Stat s;
-  for (const sim::TenantSummary& r : runs) s.mean += r.*field;
-  s.mean /= static_cast<double>(runs.size());
-  for (const sim::TenantSummary& r : runs) s.sd += (r.*field - s.mean) * (r.*field - s.mean);
-  s.sd = runs.size() > 1 ? std::sqrt(s.sd / static_cast<double>(runs.size() - 1)) : 0;
-  return s;
-}
-
-Stat Over(const std::vector<sim::TenantSummary>& runs, int64_t sim::TenantSummary::*field) {
+// Mean and sample standard deviation of one figure over the seeds' runs.
+template <typename T>
+Stat Over(const std::vector<sim::TenantSummary>& runs, T sim::TenantSummary::*field) {
   Stat s;
   for (const sim::TenantSummary& r : runs) s.mean += static_cast<double>(r.*field);
   s.mean /= static_cast<double>(runs.size());
   for (const sim::TenantSummary& r : runs) {
-    s.sd += (static_cast<double>(r.*field) - s.mean) * (static_cast<double>(r.*field) - s.mean);
+    const double d = static_cast<double>(r.*field) - s.mean;
+    s.sd += d * d;
   }
   s.sd = runs.size() > 1 ? std::sqrt(s.sd / static_cast<double>(runs.size() - 1)) : 0;
   return s;

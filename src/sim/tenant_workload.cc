@@ -1,6 +1,7 @@
 #include "sim/tenant_workload.h"
 
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <random>
 
@@ -30,9 +31,11 @@ TenantWorkload FromPhilly(const PhillyTrace& trace, int cluster_gpus, double hig
   for (const PhillyJob& j : trace.jobs) {
     w.jobs.push_back({j.submit, j.duration, j.gpus, id.at(j.tenant), high(rng)});
   }
+  char percent[32];
+  std::snprintf(percent, sizeof percent, "%g", high_fraction * 100);
   w.guarantee_note =
       util::Cat("tenants' guarantees: each virtual cluster's share of the trace's GPU time x ",
-                cluster_gpus, " GPUs (the trace has no quotas); ", high_fraction * 100,
+                cluster_gpus, " GPUs (the trace has no quotas); ", percent,
                 "% of jobs drawn non-preemptible (seeded; the trace has no priorities)");
   return w;
 }
