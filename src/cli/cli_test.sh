@@ -218,6 +218,9 @@ expect_output "philly-malformed.csv:4: job skipped: timestamp" "philly: bad rows
   "$BIN" simulate --workload "philly:$P" --cluster-gpus 16 --policy gpuplane
 expect_output "^gpuplane +4 " "philly table: every job finishes" -- \
   "$BIN" simulate --workload "philly:$P" --cluster-gpus 16 --policy gpuplane
+expect_output "warning: 1 jobs need more than the cluster's 8 GPUs; they never start" \
+  "philly: jobs larger than the cluster are reported, and the replay ends" -- \
+  timeout 60 "$BIN" simulate --workload "philly:$P" --cluster-gpus 8
 expect_exit 2 "philly: cluster of whole 8-GPU nodes" -- "$BIN" simulate --workload "philly:$P" --cluster-gpus 12
 expect_exit 2 "philly: checkpoint interval is a duration" -- "$BIN" simulate --workload "philly:$P" \
   --checkpoint-interval 30min

@@ -1,8 +1,10 @@
 #include "cli/simulate_tenants.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <thread>
 
 #include "absl/time/time.h"
@@ -53,6 +55,33 @@ nlohmann::ordered_json SummaryJson(const std::string& policy,
           {"fair_share_cycles", Over(runs, &S::fair_share_cycles).mean},
           {"opportunistic_evictions_per_window",
            opportunistic < 0 ? nlohmann::ordered_json() : nlohmann::ordered_json(opportunistic)}};
+}
+
+// Per policy: the sampled pending jobs' reasons by kind (all seeds), how many would fit
+// without their blockers, and one example text per kind.
+nlohmann::ordered_json ReasonsJson(const std::vector<std::string>& policies,
+                                   const std::vector<std::vector<sim::TenantSummary>>& runs) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (size_t i = 0; i < policies.size(); ++i) {
+    std::map<std::string, int> by_kind;
+    std::map<std::string, std::string> example;
+    int samples = 0, fits = 0;
+    for (const sim::TenantSummary& r : runs[i]) {
+      for (const sim::PendingSample& p : r.samples) {
+        const std::string kind = sim::KindName(p.reason.kind);
+        by_kind[kind] += 1;
+        example.try_emplace(kind, p.reason.text);
+        samples += 1;
+        fits += p.fits_without_blockers ? 1 : 0;
+      }
+    }
+    out.push_back({{"policy", policies[i]},
+                   {"samples", samples},
+                   {"fit_without_blockers", fits},
+                   {"by_kind", by_kind},
+                   {"examples", example}});
+  }
+  return out;
 }
 
 std::string Cell(Stat s, int precision) {
@@ -111,10 +140,18 @@ int RunTenantReplays(const TenantReplayArgs& args) {
   absl::StatusOr<sim::PhillyTrace> trace = sim::ReadPhilly(args.trace);
   if (!trace.ok()) return Fail("simulate", trace.status());
   for (const std::string& p : trace->problems) std::fprintf(stderr, "warning: %s\n", p.c_str());
+  const auto too_big = std::count_if(trace->jobs.begin(), trace->jobs.end(),
+                                     [&](const auto& j) { return j.gpus > args.cluster_gpus; });
+  if (too_big > 0) {
+    std::fprintf(stderr,
+                 "warning: %ld jobs need more than the cluster's %d GPUs; they never start\n",
+                 static_cast<long>(too_big), args.cluster_gpus);
+  }
   sim::TenantRunOptions options;
   options.nodes = args.cluster_gpus / sim::kPodGpus;
   options.checkpoint_interval = absl::ToDoubleSeconds(interval);
   options.restore_seconds = args.restore_seconds;
+  options.reason_samples = 200;
   std::vector<sim::TenantWorkload> workloads;
   for (uint64_t seed : args.seeds) {
     workloads.push_back(sim::FromPhilly(*trace, args.cluster_gpus, args.high_fraction, seed));
@@ -147,7 +184,8 @@ int RunTenantReplays(const TenantReplayArgs& args) {
                                   {"restore_seconds", options.restore_seconds},
                                   {"seeds", args.seeds},
                                   {"note", workloads.front().guarantee_note},
-                                  {"summary", summary}};
+                                  {"summary", summary},
+                                  {"pending_reasons", ReasonsJson(policies, by_policy)}};
     std::printf("%s\n", out.dump().c_str());
   } else {
     std::printf("philly: %zu jobs on %d GPUs, checkpoint every %s, restore %.0f s, %zu seeds\n%s\n",

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <map>
 #include <optional>
@@ -11,9 +12,17 @@
 #include "sched/fair_share.h"
 #include "sched/victims.h"
 #include "sim/tenant_metrics.h"
+#include "util/strings.h"
 
 namespace gpuplane::sim {
 namespace {
+
+// GPUs as people read them: "134", "150.5".
+std::string Gpus(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.4g", v);
+  return buf;
+}
 
 constexpr double kNever = -std::numeric_limits<double>::infinity();
 
@@ -104,6 +113,12 @@ class Engine {
   double Floor(int tenant) const;
   void ComputeFair();
   TenantSnapshot Snapshot() const;
+  PendingReason Explain(int id, double t) const;
+  void Sample(double t);
+  bool Evictable(int id, int victim, double t, const sched::Preemptor& pre,
+                 const std::vector<sched::QueueUse>& queues) const;
+  double next_sample_ = 0, sample_every_ = 0;
+  mutable sched::Running probe_;  // Evictable's scratch
 
   const TenantWorkload& w_;
   const TenantPolicy& p_;
@@ -121,6 +136,7 @@ class Engine {
   std::vector<double> alloc_, high_alloc_, low_running_, pending_gpus_, fair_;
   double alloc_total_ = 0, held_incomplete_ = 0;
   double retry_at_ = kNever;  // the pending preemption retry timer
+  int64_t live_ = 0;          // arrival and finish events not yet processed
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
   std::map<std::pair<int, int>, double> last_reclaim_;
   TenantMetrics metrics_;
@@ -212,6 +228,7 @@ void Engine::Start(int id, double t) {
   running_.push_back(id);
   if (!s.high) low_running_[s.tenant] += 1;
   events_.push({t + j.remaining, EventKind::kFinish, id, j.epoch});
+  ++live_;
 }
 
 void Engine::Release(int id) {
@@ -454,17 +471,8 @@ bool Engine::TryPreempt(int id, double t) {
   const bool by_pod = p_.victims == VictimRule::kPodsLowestPriority;
   size_t count = 0;
   std::vector<int> could = free_;  // free once every job it may evict is gone
-  sched::Running probe;
   for (int r : running_) {
-    probe.queue = pre.queue < 0 ? -1 : Spec(r).tenant;
-    probe.priority = Spec(r).high ? 1 : 0;
-    probe.min_runtime = Spec(r).high;  // non-preemptible
-    probe.placement = jobs_[r].placement;
-    if (!sched::MayEvict(pre, probe, queues) || CoolingDown(s.tenant, Spec(r).tenant, t) ||
-        (!s.high && p_.reclaim_after_checkpoint > 0 &&
-         std::fmod(t - jobs_[r].run_start, o_.checkpoint_interval) > p_.reclaim_after_checkpoint)) {
-      continue;
-    }
+    if (!Evictable(id, r, t, pre, queues)) continue;
     for (const auto& [n, g] : jobs_[r].placement) could[n] += g;
     const size_t pieces = by_pod ? jobs_[r].placement.size() : 1;
     for (size_t i = 0; i < pieces; ++i) {
@@ -474,8 +482,8 @@ bool Engine::TryPreempt(int id, double t) {
       }
       sched::Running& u = units_[count];
       owner_[count++] = r;
-      u.queue = probe.queue;
-      u.priority = probe.priority;
+      u.queue = pre.queue < 0 ? -1 : Spec(r).tenant;
+      u.priority = Spec(r).high ? 1 : 0;
       u.min_runtime = false;
       if (by_pod) {
         u.placement.assign(1, jobs_[r].placement[i]);
@@ -507,6 +515,123 @@ bool Engine::TryPreempt(int id, double t) {
   return TryPlace(id, t);
 }
 
+// Whether the policy lets `id` (as `pre`) evict `victim` now: the shared rules of
+// sched/victims.h, gpuplane's reclaim cooldown and its wait for a fresh checkpoint.
+bool Engine::Evictable(int id, int victim, double t, const sched::Preemptor& pre,
+                       const std::vector<sched::QueueUse>& queues) const {
+  sched::Running& probe = probe_;  // reused: its placement keeps its storage
+  probe.queue = pre.queue < 0 ? -1 : Spec(victim).tenant;
+  probe.priority = Spec(victim).high ? 1 : 0;
+  probe.min_runtime = Spec(victim).high;  // non-preemptible
+  probe.placement = jobs_[victim].placement;
+  if (!sched::MayEvict(pre, probe, queues)) return false;
+  if (CoolingDown(Spec(id).tenant, Spec(victim).tenant, t)) return false;
+  return Spec(id).high || p_.reclaim_after_checkpoint <= 0 ||
+         std::fmod(t - jobs_[victim].run_start, o_.checkpoint_interval) <=
+             p_.reclaim_after_checkpoint;
+}
+
+// The blockers are the running jobs, any of them, whose eviction would make room at the least
+// lost work; the kind says whether this job may evict them under its policy.
+PendingReason Engine::Explain(int id, double t) const {
+  const JobState& j = jobs_[id];
+  const TenantJob& s = Spec(id);
+  PendingReason out;
+  sched::Preemptor any;  // outranks every running job
+  any.pods.assign(j.pods.begin() + static_cast<std::ptrdiff_t>(j.placement.size()), j.pods.end());
+  any.priority = 2;
+  std::vector<sched::Running> units;
+  std::vector<int> owner;
+  for (int r : running_) {
+    sched::Running u;
+    u.placement = jobs_[r].placement;
+    u.lost_gpu_seconds = LostNow(r, t);
+    units.push_back(std::move(u));
+    owner.push_back(r);
+  }
+  std::optional<sched::Victims> v = sched::ChooseVictims(free_, units, any, {});
+  if (v) {
+    for (size_t u : v->jobs) out.blockers.push_back(owner[u]);
+  }
+  const std::string& tenant = w_.tenants[s.tenant];
+  if (!Admissible(id)) {
+    // The rule's blockers (its tenant's non-preemptible jobs) besides the room's.
+    out.kind = PendingReason::Kind::kGuarantee;
+    for (int r : running_) {
+      if (Spec(r).high && Spec(r).tenant == s.tenant &&
+          std::find(out.blockers.begin(), out.blockers.end(), r) == out.blockers.end()) {
+        out.blockers.push_back(r);
+      }
+    }
+    out.text =
+        s.gpus > w_.guarantee_gpus[s.tenant]
+            ? util::Cat("non-preemptible work of tenant ", tenant,
+                        " stays within its guarantee of ", w_.guarantee_gpus[s.tenant],
+                        " GPUs, and this job needs ", s.gpus, ": it cannot run here")
+            : util::Cat("non-preemptible work of tenant ", tenant,
+                        " stays within its guarantee of ", w_.guarantee_gpus[s.tenant],
+                        " GPUs; its non-preemptible jobs hold ", Gpus(high_alloc_[s.tenant]));
+    return out;
+  }
+  if (!j.placement.empty()) {
+    out.kind = PendingReason::Kind::kGangIncomplete;
+    out.text = util::Cat("gang incomplete: ", j.placement.size(), " of ", j.pods.size(),
+                         " pods placed and held; the rest need room held by ", out.blockers.size(),
+                         " running jobs");
+    return out;
+  }
+  sched::Preemptor pre;
+  pre.pods = any.pods;
+  pre.queue = p_.quotas == Quotas::kNone ? -1 : s.tenant;
+  pre.priority = s.high ? 1 : 0;
+  pre.priority_across_queues = p_.high_first;
+  std::vector<sched::QueueUse> queues(w_.tenants.size());
+  for (size_t q = 0; q < queues.size(); ++q) queues[q] = {alloc_[q], Floor(static_cast<int>(q))};
+  bool all_evictable = true, any_outranks = false;
+  for (int r : out.blockers) {
+    all_evictable = all_evictable && Evictable(id, r, t, pre, queues);
+    any_outranks = any_outranks || Spec(r).high || (Spec(r).tenant == s.tenant && !s.high) ||
+                   (pre.queue < 0 && !s.high);
+  }
+  if (all_evictable) {
+    out.kind = PendingReason::Kind::kWaitingToPreempt;
+    out.text = out.blockers.empty() ? std::string("room is free now; it starts in the next cycle")
+                                    : util::Cat("may evict ", out.blockers.size(),
+                                                " running jobs and will on its next try");
+  } else if (any_outranks) {
+    out.kind = PendingReason::Kind::kPriority;
+    out.text = util::Cat("lower priority than running work it may not preempt (",
+                         out.blockers.size(), " jobs hold the room it needs)");
+  } else {
+    out.kind = PendingReason::Kind::kFairShare;
+    out.text = util::Cat("waiting for fair share: tenant ", tenant, " holds ",
+                         Gpus(alloc_[s.tenant]), " GPUs of a fair share of ", Gpus(fair_[s.tenant]),
+                         "; the room it needs is held by tenants within their shares");
+  }
+  return out;
+}
+
+void Engine::Sample(double t) {
+  if (static_cast<int>(out_.samples.size()) >= o_.reason_samples || t < next_sample_) return;
+  for (int id : Order()) {
+    if (jobs_[id].running) continue;
+    PendingSample sample{id, t, Explain(id, t), false};
+    std::vector<int> room = free_;
+    for (int r : sample.reason.blockers) {
+      for (const auto& [n, g] : jobs_[r].placement) room[n] += g;
+    }
+    const JobState& j = jobs_[id];
+    std::vector<int> left(j.pods.begin() + static_cast<std::ptrdiff_t>(j.placement.size()),
+                          j.pods.end());
+    sample.fits_without_blockers =
+        sched::Fits(left, room) && (!p_.high_within_guarantee || !Spec(id).high ||
+                                    Spec(id).gpus <= w_.guarantee_gpus[Spec(id).tenant]);
+    out_.samples.push_back(std::move(sample));
+    next_sample_ = t + sample_every_;
+    return;
+  }
+}
+
 TenantSnapshot Engine::Snapshot() const {
   TenantSnapshot s;
   s.allocated_gpus = alloc_total_;
@@ -524,24 +649,34 @@ TenantSummary Engine::Run() {
     jobs_[i].pods = w_.jobs[i].Pods();
     jobs_[i].remaining = w_.jobs[i].duration;
     events_.push({w_.jobs[i].submit, EventKind::kArrival, static_cast<int>(i), 0});
+    ++live_;
+  }
+  if (o_.reason_samples > 0 && !w_.jobs.empty()) {
+    sample_every_ = w_.jobs.back().submit / o_.reason_samples;
   }
   double now = 0;
   TenantSnapshot state = Snapshot();
-  while (!events_.empty()) {
+  // Only timers left and nothing running: nothing can change any more.
+  while (!events_.empty() && (live_ > 0 || !running_.empty())) {
     const double t = events_.top().time;
     metrics_.Add(now, t, state);
     now = t;
     while (!events_.empty() && events_.top().time == t) {
       const Event e = events_.top();
       events_.pop();
+      if (e.kind != EventKind::kTimer) --live_;
       if (e.kind == EventKind::kArrival) {
-        AddPending(e.job, t);
+        // A job larger than the whole cluster never runs; it is not queued.
+        if (sched::Fits(jobs_[e.job].pods, std::vector<int>(free_.size(), o_.gpus_per_node))) {
+          AddPending(e.job, t);
+        }
       } else if (e.kind == EventKind::kFinish && e.epoch == jobs_[e.job].epoch &&
                  jobs_[e.job].running) {
         Finish(e.job, t);
       }
     }
     Cycle(t);
+    if (o_.reason_samples > 0) Sample(t);
     state = Snapshot();
   }
   out_.policy = p_.name;
@@ -560,6 +695,22 @@ TenantSummary Engine::Run() {
 }
 
 }  // namespace
+
+std::string KindName(PendingReason::Kind kind) {
+  switch (kind) {
+    case PendingReason::Kind::kWaitingToPreempt:
+      return "waiting-to-preempt";
+    case PendingReason::Kind::kFairShare:
+      return "fair-share";
+    case PendingReason::Kind::kPriority:
+      return "priority";
+    case PendingReason::Kind::kGuarantee:
+      return "guarantee";
+    case PendingReason::Kind::kGangIncomplete:
+      return "gang-incomplete";
+  }
+  return "unknown";
+}
 
 TenantSummary RunTenantReplay(const TenantWorkload& workload, const TenantPolicy& policy,
                               const TenantRunOptions& options, uint64_t seed) {

@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "sim/tenant_policy.h"
 #include "sim/tenant_workload.h"
@@ -29,6 +30,30 @@ struct TenantRunOptions {
   double preemption_retry_seconds = 60;
   // A reclaim from B by A and then from A by B within this long counts as a fair-share cycle.
   double cycle_cooldown_seconds = 600;
+  // Explain this many pending jobs, spread over the run (0: none): each gets a reason and the
+  // running jobs that block it, and a what-if checks that without them it would fit.
+  int reason_samples = 0;
+};
+
+// Why a job waits after a cycle, with the running jobs whose removal would let it start.
+struct PendingReason {
+  enum class Kind {
+    kWaitingToPreempt,  // it may evict the blockers and will on its next try
+    kFairShare,         // the room it needs is held by tenants within their fair shares
+    kPriority,          // held by work it may not preempt (non-preemptible, or its own tenant's)
+    kGuarantee,         // non-preemptible work beyond its tenant's guarantee (kai)
+    kGangIncomplete,    // some members placed, the rest wait (pod-by-pod policies)
+  };
+  Kind kind = Kind::kWaitingToPreempt;
+  std::string text;
+  std::vector<int> blockers;  // job indices
+};
+
+struct PendingSample {
+  int job = 0;
+  double time = 0;
+  PendingReason reason;
+  bool fits_without_blockers = false;  // the what-if
 };
 
 struct TenantSummary {
@@ -49,7 +74,10 @@ struct TenantSummary {
   int64_t fair_share_cycles = 0;
   double opportunistic_evictions_per_window = -1;  // -1: the workload has no opportunistic work
   double end_s = 0;                                // when the last job finished
+  std::vector<PendingSample> samples;              // TenantRunOptions::reason_samples
 };
+
+std::string KindName(PendingReason::Kind kind);
 
 TenantSummary RunTenantReplay(const TenantWorkload& workload, const TenantPolicy& policy,
                               const TenantRunOptions& options, uint64_t seed);

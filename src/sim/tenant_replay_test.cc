@@ -3,6 +3,9 @@
 // pod-level victims, reclaim by fair share, and the policies' names.
 #include "sim/tenant_replay.h"
 
+#include <cstdio>
+#include <random>
+
 #include "gtest/gtest.h"
 
 namespace gpuplane::sim {
@@ -99,6 +102,53 @@ TEST(TenantReplay, GpuplaneReclaimsRightAfterACheckpoint) {
   EXPECT_EQ(g.preemptions, 1);
   EXPECT_NEAR(g.lost_gpu_hours, 4 * (40 + 60) / 3600.0, 1e-9);
   EXPECT_DOUBLE_EQ(g.queue_delay_p95_low_s, 840);
+}
+
+// A day of random work from three tenants on 16 nodes, more than fits.
+TenantWorkload Busy(uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::exponential_distribution<double> gap(1 / 120.0), run(1 / 7200.0);
+  std::discrete_distribution<int> size({40, 10, 10, 15, 5, 3});
+  const int sizes[] = {1, 2, 4, 8, 16, 32};
+  TenantWorkload w;
+  w.tenants = {"a", "b", "c"};
+  w.guarantee_gpus = {64, 40, 24};
+  double t = 0;
+  for (int i = 0; i < 700; ++i) {
+    t += gap(rng);
+    w.jobs.push_back({t, run(rng), sizes[size(rng)], static_cast<int>(rng() % 3), rng() % 5 == 0});
+  }
+  return w;
+}
+
+TEST(TenantReplay, EveryExplainedPendingJobFitsWithoutItsBlockers) {
+  TenantWorkload w = Busy(7);
+  for (const std::string& policy : TenantPolicyNames()) {
+    SCOPED_TRACE(policy);
+    TenantRunOptions o;
+    o.nodes = 16;
+    o.reason_samples = 200;
+    TenantSummary s = RunTenantReplay(w, *TenantPolicyNamed(policy), o, 1);
+    ASSERT_EQ(s.samples.size(), 200u);
+    int fits = 0;
+    for (const PendingSample& p : s.samples) {
+      EXPECT_FALSE(p.reason.text.empty());
+      fits += p.fits_without_blockers ? 1 : 0;
+    }
+    EXPECT_GE(fits, 190) << "of 200";
+    std::printf("%s: %d of 200 explained pending jobs fit without their blockers\n", policy.c_str(),
+                fits);
+  }
+}
+
+TEST(TenantReplay, AJobLargerThanTheClusterNeverStartsAndTheReplayEnds) {
+  TenantWorkload w = Two({{0, 100, 16, 0, false}, {5, 100, 8, 1, false}});
+  for (const std::string& policy : TenantPolicyNames()) {
+    SCOPED_TRACE(policy);
+    TenantSummary s = Replay(w, policy, 1);
+    EXPECT_EQ(s.finished, 1);
+    EXPECT_DOUBLE_EQ(s.end_s, 105);
+  }
 }
 
 TEST(TenantReplay, PolicyNames) {
