@@ -63,9 +63,9 @@ bool Fits(std::vector<int> pods, std::vector<int> free);
 // The victims that make room for `p` given each node's free GPUs, with the least lost work
 // (then the fewest GPUs, then the fewest jobs); nullopt when no allowed set makes room. An
 // empty set when `p` fits already. A single pod's choice is exact (every subset of the
-// allowed jobs on each node); a pod set is placed pod by pod, largest first, each exactly,
-// then victims that are not needed are dropped, with an exhaustive search over up to 16
-// allowed jobs when that fails.
+// allowed jobs on each node; above 12 on one node, the 12 cheapest per GPU there); a pod set
+// is placed pod by pod, largest first, each exactly, then victims that are not needed are
+// dropped, with an exhaustive search over up to 16 allowed jobs when that fails.
 std::optional<Victims> ChooseVictims(const std::vector<int>& free,
                                      const std::vector<Running>& running, const Preemptor& p,
                                      const std::vector<QueueUse>& queues);

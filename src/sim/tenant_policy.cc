@@ -1,6 +1,7 @@
 #include "sim/tenant_policy.h"
 
 #include "util/strings.h"
+#include "util/suggest.h"
 
 namespace gpuplane::sim {
 
@@ -53,8 +54,9 @@ absl::StatusOr<TenantPolicy> TenantPolicyNamed(const std::string& name) {
     std::string known;
     for (const std::string& n : TenantPolicyNames())
       util::Append(known, known.empty() ? "" : ", ", n);
-    return absl::InvalidArgumentError(
-        util::Cat("unknown multi-tenant policy \"", name, "\"; known: ", known));
+    return absl::InvalidArgumentError(util::Cat("unknown multi-tenant policy \"", name,
+                                                "\"; known: ", known,
+                                                util::DidYouMean(name, TenantPolicyNames())));
   }
   return p;
 }

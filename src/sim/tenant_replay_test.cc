@@ -156,6 +156,9 @@ TEST(TenantReplay, PolicyNames) {
   EXPECT_EQ(TenantPolicyNamed("slurm").status().message(),
             "unknown multi-tenant policy \"slurm\"; known: kube, kai, volcano, kueue, yunikorn, "
             "gpuplane");
+  EXPECT_EQ(TenantPolicyNamed("kueu").status().message(),
+            "unknown multi-tenant policy \"kueu\"; known: kube, kai, volcano, kueue, yunikorn, "
+            "gpuplane; did you mean \"kueue\"?");
 }
 
 }  // namespace
