@@ -1,7 +1,9 @@
 // `gpuplane simulate --workload philly:FILE`: the multi-tenant replay (sim/tenant_replay.h)
 // of a job trace under the anchor-like policies and gpuplane's, runs in parallel, a table of
-// means and standard deviations over seeds or JSON with a `summary` list. Plain values; the
-// run reads the trace and writes stdout.
+// means and standard deviations over seeds or JSON with a `summary` list. The arguments are
+// plain values copied by the caller; RunTenantReplays reads the trace, runs the replays on
+// threads it starts and joins (each on its own copy of the state), and writes stdout; call it
+// from one thread.
 #ifndef GPUPLANE_CLI_SIMULATE_TENANTS_H_
 #define GPUPLANE_CLI_SIMULATE_TENANTS_H_
 

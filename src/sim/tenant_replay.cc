@@ -9,6 +9,7 @@
 #include <queue>
 #include <set>
 
+#include "sched/checkpoints.h"
 #include "sched/fair_share.h"
 #include "sched/victims.h"
 #include "sim/tenant_metrics.h"
@@ -81,7 +82,8 @@ class Engine {
         low_running_(w.tenants.size(), 0),
         pending_gpus_(w.tenants.size(), 0),
         fair_(w.tenants.size(), 0),
-        metrics_(static_cast<int>(w.tenants.size()), cluster_gpus_) {}
+        metrics_(static_cast<int>(w.tenants.size()), cluster_gpus_),
+        checkpointing_{o.checkpoint_interval, -1, o.restore_seconds} {}
 
   TenantSummary Run();
 
@@ -140,6 +142,7 @@ class Engine {
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
   std::map<std::pair<int, int>, double> last_reclaim_;
   TenantMetrics metrics_;
+  const sched::Checkpointing checkpointing_;  // every job checkpoints at the run's interval
   TenantSummary out_;
   std::vector<double> jct_, delay_high_, delay_low_;
 };
@@ -260,9 +263,8 @@ void Engine::Finish(int id, double t) {
 
 void Engine::Evict(int id, double t) {
   JobState& j = jobs_[id];
-  const double ran = t - j.run_start;
-  const double saved = std::floor(ran / o_.checkpoint_interval) * o_.checkpoint_interval;
-  out_.lost_gpu_hours += Spec(id).gpus * (ran - saved + o_.restore_seconds) / 3600;
+  const double saved = sched::LastCheckpoint(t, j.run_start, checkpointing_) - j.run_start;
+  out_.lost_gpu_hours += LostNow(id, t) / 3600;
   out_.preemptions += 1;
   j.remaining = j.remaining - saved + o_.restore_seconds;
   j.epoch += 1;
@@ -389,9 +391,7 @@ void Engine::Cycle(double t) {
 }
 
 double Engine::LostNow(int id, double t) const {
-  const double ran = t - jobs_[id].run_start;
-  const double saved = std::floor(ran / o_.checkpoint_interval) * o_.checkpoint_interval;
-  return Spec(id).gpus * (ran - saved + o_.restore_seconds);
+  return sched::LostGpuSeconds(Spec(id).gpus, t, jobs_[id].run_start, checkpointing_);
 }
 
 // kai and kueue: victims taken in order (kueue: borrowing tenants first), lowest priority,
@@ -527,7 +527,7 @@ bool Engine::Evictable(int id, int victim, double t, const sched::Preemptor& pre
   if (!sched::MayEvict(pre, probe, queues)) return false;
   if (CoolingDown(Spec(id).tenant, Spec(victim).tenant, t)) return false;
   return Spec(id).high || p_.reclaim_after_checkpoint <= 0 ||
-         std::fmod(t - jobs_[victim].run_start, o_.checkpoint_interval) <=
+         t - sched::LastCheckpoint(t, jobs_[victim].run_start, checkpointing_) <=
              p_.reclaim_after_checkpoint;
 }
 
