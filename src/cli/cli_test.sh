@@ -212,7 +212,7 @@ expect_output '"summary":\[\{"policy":"bestfit","trace":"pods.csv","alloc_ratio_
 expect_exit 0 "fill runs are deterministic, whatever the parallelism" -- cmp "$tmp/f1.json" "$tmp/f2.json"
 # The multi-tenant replay of a Philly trace.
 P=testdata/sim/philly-malformed.csv
-expect_output '"summary":\[\{"policy":"kube","jobs":4,"jct_mean_s":[0-9.e+-]+,"jct_p99_s":[0-9.e+-]+,"queue_delay_p95_s":\{"high":[0-9.e+-]+,"low":[0-9.e+-]+\},"alloc_while_queued":[0-9.e+-]+,"jain_min_hourly":[0-9.e+-]+,"preemptions":[0-9.e+-]+,"lost_gpu_hours":[0-9.e+-]+,"partial_gang_evictions":[0-9.e+-]+,"incomplete_gang_gpu_seconds":[0-9.e+-]+,"fair_share_cycles":[0-9.e+-]+,"opportunistic_evictions_per_window":null\}' \
+expect_output '"summary":\[\{"policy":"kube","jobs":4,"jct_mean_s":[0-9.e+-]+,"jct_p99_s":[0-9.e+-]+,"queue_delay_p95_s":\{"high":[0-9.e+-]+,"low":[0-9.e+-]+\},"alloc_while_queued":[0-9.e+-]+,"jain_min_hourly":[0-9.e+-]+,"preemptions":[0-9.e+-]+,"lost_gpu_hours":[0-9.e+-]+,"partial_gang_evictions":[0-9.e+-]+,"incomplete_gang_gpu_seconds":[0-9.e+-]+,"fair_share_cycles":[0-9.e+-]+,"opportunistic_evictions_per_window":null,"night_alloc":[0-9.e+-]+,"day_alloc":[0-9.e+-]+\}' \
   "philly JSON summary" -- "$BIN" simulate --workload "philly:$P" --cluster-gpus 16 -o json
 expect_output "philly-malformed.csv:4: job skipped: timestamp" "philly: bad rows reported with file and line" -- \
   "$BIN" simulate --workload "philly:$P" --cluster-gpus 16 --policy gpuplane
@@ -226,6 +226,15 @@ expect_exit 2 "philly: checkpoint interval is a duration" -- "$BIN" simulate --w
   --checkpoint-interval 30min
 expect_output 'unknown multi-tenant policy "slurm"; known: kube, kai' "philly: unknown policy" -- \
   "$BIN" simulate --workload "philly:$P" --policy slurm
+# The day/night workload with opportunistic work, beside the same runs without it.
+expect_output '"policy":"gpuplane","jobs":[0-9]+,.*"opportunistic_evictions_per_window":[0-9.e+-]+,"night_alloc":[0-9.e+-]+,"day_alloc":[0-9.e+-]+,"opportunistic_jobs_evicted_in_window":[0-9.e+-]+,"without_opportunistic":\{"night_alloc":[0-9.e+-]+,"day_alloc":[0-9.e+-]+,"queue_delay_p95_s":\{"high":[0-9.e+-]+,"low":[0-9.e+-]+\}\}\}' \
+  "daynight JSON summary" -- "$BIN" simulate --workload daynight:2 --cluster-gpus 64 -o json --policy gpuplane
+expect_output "^gpuplane +[0-9.]+ ± [0-9.]+ +[0-9.]+ ± [0-9.]+ +[+-][0-9.]+ " "daynight: the opportunistic table" -- \
+  "$BIN" simulate --workload daynight:2 --cluster-gpus 64 --policy gpuplane
+expect_output 'the day/night workload takes a number of days from 1 to 3650, as daynight:7' \
+  "daynight: bad days" -- "$BIN" simulate --workload daynight:0
+expect_output '--guarantee-window "soon" is not a positive duration' "daynight: bad window" -- \
+  "$BIN" simulate --workload daynight:1 --guarantee-window soon
 expect_output "pods-malformed.csv:5: pod nine-gpus dropped: it asks for 9 GPUs, but no node has more than 8" \
   "impossible requests are reported with file and line" -- "$BIN" simulate --nodes testdata/sim/nodes.csv \
   --pods testdata/sim/pods-malformed.csv --seeds 1

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <charconv>
 #include <cstdio>
 #include <memory>
 #include <mutex>
@@ -57,6 +58,7 @@ struct SimulateOptions {
   std::string checkpoint_interval = "30m";
   double restore_seconds = 60;
   double high_fraction = 0.2;
+  std::string guarantee_window = "1h";
 };
 
 absl::StatusOr<std::vector<uint64_t>> ParseSeeds(const std::string& text) {
@@ -377,11 +379,28 @@ int RunPodTrace(const SimulateOptions& opt, const std::shared_ptr<const sim::Sim
   return Replay(opt, cluster, jobs, workload, policies, seeds, trace, problem_count);
 }
 
-int RunPhilly(const SimulateOptions& opt) {
+// The multi-tenant replay: philly:FILE or daynight[:DAYS].
+int RunTenants(const SimulateOptions& opt) {
   absl::StatusOr<std::vector<uint64_t>> seeds = ParseSeeds(opt.seeds.empty() ? "42" : opt.seeds);
   if (!seeds.ok()) return Fail(seeds.status());
   TenantReplayArgs args;
-  args.trace = opt.workload.substr(std::string_view("philly:").size());
+  if (opt.workload.starts_with("philly:")) {
+    args.trace = opt.workload.substr(std::string_view("philly:").size());
+  } else {
+    args.daynight_days = 7;
+    if (opt.workload != "daynight") {
+      const std::string days = opt.workload.substr(std::string_view("daynight:").size());
+      int value = 0;
+      const auto [end, err] = std::from_chars(days.data(), days.data() + days.size(), value);
+      if (err != std::errc() || end != days.data() + days.size() || value < 1 || value > 3650) {
+        return Fail(absl::InvalidArgumentError(util::Cat(
+            "--workload \"", opt.workload,
+            "\": the day/night workload takes a number of days from 1 to 3650, as daynight:7")));
+      }
+      args.daynight_days = value;
+    }
+  }
+  args.guarantee_window = opt.guarantee_window;
   args.policies = opt.policies;
   args.seeds = *seeds;
   args.cluster_gpus = opt.cluster_gpus;
@@ -394,7 +413,10 @@ int RunPhilly(const SimulateOptions& opt) {
 }
 
 int RunSimulate(const SimulateOptions& opt) {
-  if (opt.workload.starts_with("philly:")) return RunPhilly(opt);
+  if (opt.workload.starts_with("philly:") || opt.workload == "daynight" ||
+      opt.workload.starts_with("daynight:")) {
+    return RunTenants(opt);
+  }
   if (!opt.workload.empty() && opt.workload != "generate") return RunClaimReplay(opt);
   int sources = (opt.nodes.empty() ? 0 : 1) + (opt.spot_nodes.empty() ? 0 : 1) +
                 (opt.generate.empty() ? 0 : 1) + (opt.objects.empty() ? 0 : 1);
@@ -450,7 +472,8 @@ Command AddSimulateCommand(CLI::App& app) {
                   "Seeds: 42, 42-51 or 1,5,9 (default 42-51 in fill mode, 42 in replay mode)");
   cmd->add_option("--workload", opt->workload,
                   "Replay mode: \"generate\" (the built-in job generator), philly:FILE (the "
-                  "multi-tenant replay of a Philly job trace), or a YAML/JSON/JSONL "
+                  "multi-tenant replay of a Philly job trace), daynight[:DAYS] (the multi-tenant "
+                  "day/night workload with opportunistic work, 7 days), or a YAML/JSON/JSONL "
                   "file of Pods with claims (annotations sim.gpuplane.io/arrival and /duration, "
                   "seconds) on --objects or --generate");
   cmd->add_option("--jobs", opt->jobs, "Generated workload: number of jobs")
@@ -480,6 +503,9 @@ Command AddSimulateCommand(CLI::App& app) {
                   "Multi-tenant replay: seconds a preempted job needs to restore")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 1e7));
+  cmd->add_option("--guarantee-window", opt->guarantee_window,
+                  "Multi-tenant replay: how long a started opportunistic job is protected (1h)")
+      ->capture_default_str();
   cmd->add_option("--high-fraction", opt->high_fraction,
                   "Multi-tenant replay: fraction of jobs drawn non-preemptible")
       ->capture_default_str()

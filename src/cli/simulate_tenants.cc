@@ -10,6 +10,7 @@
 #include "absl/time/time.h"
 #include "cli/exit_codes.h"
 #include "nlohmann/json.hpp"
+#include "sim/daynight.h"
 #include "sim/philly.h"
 #include "sim/tenant_replay.h"
 #include "util/strings.h"
@@ -35,26 +36,44 @@ Stat Over(const std::vector<sim::TenantSummary>& runs, T sim::TenantSummary::*fi
   return s;
 }
 
+// One policy's figures over the seeds; `without`: the same runs without opportunistic work
+// (empty when the workload has none).
 nlohmann::ordered_json SummaryJson(const std::string& policy,
-                                   const std::vector<sim::TenantSummary>& runs) {
+                                   const std::vector<sim::TenantSummary>& runs,
+                                   const std::vector<sim::TenantSummary>& without) {
   using S = sim::TenantSummary;
   const double opportunistic = Over(runs, &S::opportunistic_evictions_per_window).mean;
-  return {{"policy", policy},
-          {"jobs", runs.front().jobs},
-          {"jct_mean_s", Over(runs, &S::jct_mean_s).mean},
-          {"jct_p99_s", Over(runs, &S::jct_p99_s).mean},
-          {"queue_delay_p95_s",
-           {{"high", Over(runs, &S::queue_delay_p95_high_s).mean},
-            {"low", Over(runs, &S::queue_delay_p95_low_s).mean}}},
-          {"alloc_while_queued", Over(runs, &S::alloc_while_queued).mean},
-          {"jain_min_hourly", Over(runs, &S::jain_min_hourly).mean},
-          {"preemptions", Over(runs, &S::preemptions).mean},
-          {"lost_gpu_hours", Over(runs, &S::lost_gpu_hours).mean},
-          {"partial_gang_evictions", Over(runs, &S::partial_gang_evictions).mean},
-          {"incomplete_gang_gpu_seconds", Over(runs, &S::incomplete_gang_gpu_seconds).mean},
-          {"fair_share_cycles", Over(runs, &S::fair_share_cycles).mean},
-          {"opportunistic_evictions_per_window",
-           opportunistic < 0 ? nlohmann::ordered_json() : nlohmann::ordered_json(opportunistic)}};
+  nlohmann::ordered_json out = {
+      {"policy", policy},
+      {"jobs", runs.front().jobs},
+      {"jct_mean_s", Over(runs, &S::jct_mean_s).mean},
+      {"jct_p99_s", Over(runs, &S::jct_p99_s).mean},
+      {"queue_delay_p95_s",
+       {{"high", Over(runs, &S::queue_delay_p95_high_s).mean},
+        {"low", Over(runs, &S::queue_delay_p95_low_s).mean}}},
+      {"alloc_while_queued", Over(runs, &S::alloc_while_queued).mean},
+      {"jain_min_hourly", Over(runs, &S::jain_min_hourly).mean},
+      {"preemptions", Over(runs, &S::preemptions).mean},
+      {"lost_gpu_hours", Over(runs, &S::lost_gpu_hours).mean},
+      {"partial_gang_evictions", Over(runs, &S::partial_gang_evictions).mean},
+      {"incomplete_gang_gpu_seconds", Over(runs, &S::incomplete_gang_gpu_seconds).mean},
+      {"fair_share_cycles", Over(runs, &S::fair_share_cycles).mean},
+      {"opportunistic_evictions_per_window",
+       opportunistic < 0 ? nlohmann::ordered_json() : nlohmann::ordered_json(opportunistic)},
+      {"night_alloc", Over(runs, &S::night_alloc).mean},
+      {"day_alloc", Over(runs, &S::day_alloc).mean}};
+  if (opportunistic >= 0) {
+    out["opportunistic_jobs_evicted_in_window"] =
+        Over(runs, &S::opportunistic_jobs_evicted_in_window).mean;
+  }
+  if (!without.empty()) {
+    out["without_opportunistic"] = {{"night_alloc", Over(without, &S::night_alloc).mean},
+                                    {"day_alloc", Over(without, &S::day_alloc).mean},
+                                    {"queue_delay_p95_s",
+                                     {{"high", Over(without, &S::queue_delay_p95_high_s).mean},
+                                      {"low", Over(without, &S::queue_delay_p95_low_s).mean}}}};
+  }
+  return out;
 }
 
 // Per policy: the sampled pending jobs' reasons by kind (all seeds), how many would fit
@@ -114,16 +133,84 @@ void PrintTable(const std::vector<std::string>& policies,
   }
 }
 
+// The opportunistic figures beside the same runs without opportunistic work.
+void PrintOpportunistic(const std::vector<std::string>& policies,
+                        const std::vector<std::vector<sim::TenantSummary>>& with,
+                        const std::vector<std::vector<sim::TenantSummary>>& without) {
+  using S = sim::TenantSummary;
+  std::printf("\nopportunistic work (against the same runs without it)\n");
+  std::printf("%-9s %16s %16s %8s %16s %16s %16s %16s %18s %18s\n", "policy", "night alloc",
+              "without", "points", "day alloc", "without", "evictions/window", "jobs evicted",
+              "wait p95 hi h", "without");
+  for (size_t i = 0; i < policies.size(); ++i) {
+    const double points =
+        100 * (Over(with[i], &S::night_alloc).mean - Over(without[i], &S::night_alloc).mean);
+    auto hours = [](Stat s) { return Stat{s.mean / 3600, s.sd / 3600}; };
+    std::printf("%-9s %16s %16s %+8.1f %16s %16s %16s %16s %18s %18s\n", policies[i].c_str(),
+                Cell(Over(with[i], &S::night_alloc), 3).c_str(),
+                Cell(Over(without[i], &S::night_alloc), 3).c_str(), points,
+                Cell(Over(with[i], &S::day_alloc), 3).c_str(),
+                Cell(Over(without[i], &S::day_alloc), 3).c_str(),
+                Cell(Over(with[i], &S::opportunistic_evictions_per_window), 3).c_str(),
+                Cell(Over(with[i], &S::opportunistic_jobs_evicted_in_window), 3).c_str(),
+                Cell(hours(Over(with[i], &S::queue_delay_p95_high_s)), 3).c_str(),
+                Cell(hours(Over(without[i], &S::queue_delay_p95_high_s)), 3).c_str());
+  }
+}
+
+// A positive duration flag ("30m", "1h") in seconds.
+absl::StatusOr<double> Seconds(const char* flag, const std::string& text) {
+  absl::Duration d;
+  if (!absl::ParseDuration(text, &d) || d <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError(
+        util::Cat(flag, " \"", text, "\" is not a positive duration such as 30m or 1h"));
+  }
+  return absl::ToDoubleSeconds(d);
+}
+
+struct Workloads {
+  std::string name, title;
+  std::vector<sim::TenantWorkload> with;     // per seed
+  std::vector<sim::TenantWorkload> without;  // per seed, without opportunistic work (daynight)
+};
+
+absl::StatusOr<Workloads> MakeWorkloads(const TenantReplayArgs& args) {
+  Workloads out;
+  if (args.daynight_days > 0) {
+    out.name = util::Cat("daynight:", args.daynight_days);
+    for (uint64_t seed : args.seeds) {
+      out.with.push_back(sim::DayNight({args.daynight_days, args.cluster_gpus, true}, seed));
+      out.without.push_back(sim::DayNight({args.daynight_days, args.cluster_gpus, false}, seed));
+    }
+    out.title = util::Cat("daynight: ", out.with.front().jobs.size(), " jobs (",
+                          out.without.front().jobs.size(), " without opportunistic work)");
+    return out;
+  }
+  absl::StatusOr<sim::PhillyTrace> trace = sim::ReadPhilly(args.trace);
+  if (!trace.ok()) return trace.status();
+  for (const std::string& p : trace->problems) std::fprintf(stderr, "warning: %s\n", p.c_str());
+  const auto too_big = std::count_if(trace->jobs.begin(), trace->jobs.end(),
+                                     [&](const auto& j) { return j.gpus > args.cluster_gpus; });
+  if (too_big > 0) {
+    std::fprintf(stderr,
+                 "warning: %ld jobs need more than the cluster's %d GPUs; they never start\n",
+                 static_cast<long>(too_big), args.cluster_gpus);
+  }
+  out.name = "philly:" + args.trace;
+  out.title = util::Cat("philly: ", trace->jobs.size(), " jobs");
+  for (uint64_t seed : args.seeds) {
+    out.with.push_back(sim::FromPhilly(*trace, args.cluster_gpus, args.high_fraction, seed));
+  }
+  return out;
+}
+
 }  // namespace
 
 int RunTenantReplays(const TenantReplayArgs& args) {
-  absl::Duration interval;
-  if (!absl::ParseDuration(args.checkpoint_interval, &interval) ||
-      interval <= absl::ZeroDuration()) {
-    return Fail("simulate", absl::InvalidArgumentError(
-                                util::Cat("--checkpoint-interval \"", args.checkpoint_interval,
-                                          "\" is not a positive duration such as 30m or 1h")));
-  }
+  absl::StatusOr<double> interval = Seconds("--checkpoint-interval", args.checkpoint_interval);
+  if (!interval.ok()) return Fail("simulate", interval.status());
+  absl::StatusOr<double> window = Seconds("--guarantee-window", args.guarantee_window);
+  if (!window.ok()) return Fail("simulate", window.status());
   if (args.cluster_gpus < sim::kPodGpus || args.cluster_gpus % sim::kPodGpus != 0) {
     return Fail("simulate", absl::InvalidArgumentError(util::Cat(
                                 "--cluster-gpus ", args.cluster_gpus,
@@ -137,33 +224,29 @@ int RunTenantReplays(const TenantReplayArgs& args) {
     if (!p.ok()) return Fail("simulate", p.status());
     configs.push_back(*p);
   }
-  absl::StatusOr<sim::PhillyTrace> trace = sim::ReadPhilly(args.trace);
-  if (!trace.ok()) return Fail("simulate", trace.status());
-  for (const std::string& p : trace->problems) std::fprintf(stderr, "warning: %s\n", p.c_str());
-  const auto too_big = std::count_if(trace->jobs.begin(), trace->jobs.end(),
-                                     [&](const auto& j) { return j.gpus > args.cluster_gpus; });
-  if (too_big > 0) {
-    std::fprintf(stderr,
-                 "warning: %ld jobs need more than the cluster's %d GPUs; they never start\n",
-                 static_cast<long>(too_big), args.cluster_gpus);
-  }
+  absl::StatusOr<Workloads> w = MakeWorkloads(args);
+  if (!w.ok()) return Fail("simulate", w.status());
   sim::TenantRunOptions options;
   options.nodes = args.cluster_gpus / sim::kPodGpus;
-  options.checkpoint_interval = absl::ToDoubleSeconds(interval);
+  options.checkpoint_interval = *interval;
   options.restore_seconds = args.restore_seconds;
+  options.guarantee_window = *window;
   options.reason_samples = 200;
-  std::vector<sim::TenantWorkload> workloads;
-  for (uint64_t seed : args.seeds) {
-    workloads.push_back(sim::FromPhilly(*trace, args.cluster_gpus, args.high_fraction, seed));
-  }
-  const size_t n = configs.size() * args.seeds.size();
+  sim::TenantRunOptions baseline_options = options;
+  baseline_options.reason_samples = 0;
+  // Run i: policy i / (seeds x variants), then seed, then with (0) or without (1).
+  const size_t variants = w->without.empty() ? 1 : 2;
+  const size_t per_policy = args.seeds.size() * variants;
+  const size_t n = configs.size() * per_policy;
   std::vector<sim::TenantSummary> results(n);
   std::atomic<size_t> next{0};
   auto worker = [&] {
     for (size_t i = next++; i < n; i = next++) {
-      const size_t s = i % args.seeds.size();
-      results[i] = sim::RunTenantReplay(workloads[s], configs[i / args.seeds.size()], options,
-                                        args.seeds[s]);
+      const size_t seed = i % per_policy / variants;
+      const bool with = i % variants == 0;
+      results[i] =
+          sim::RunTenantReplay(with ? w->with[seed] : w->without[seed], configs[i / per_policy],
+                               with ? options : baseline_options, args.seeds[seed]);
     }
   };
   std::vector<std::thread> pool;
@@ -171,27 +254,32 @@ int RunTenantReplays(const TenantReplayArgs& args) {
     pool.emplace_back(worker);
   worker();
   for (std::thread& t : pool) t.join();
-  std::vector<std::vector<sim::TenantSummary>> by_policy(configs.size());
-  for (size_t i = 0; i < n; ++i) by_policy[i / args.seeds.size()].push_back(results[i]);
-  std::fprintf(stderr, "%s\n", workloads.front().guarantee_note.c_str());
+  std::vector<std::vector<sim::TenantSummary>> by_policy(configs.size()), without(configs.size());
+  for (size_t i = 0; i < n; ++i) {
+    (i % variants == 0 ? by_policy : without)[i / per_policy].push_back(results[i]);
+  }
+  const std::string& note = w->with.front().guarantee_note;
+  std::fprintf(stderr, "%s\n", note.c_str());
   if (args.output == "json") {
     nlohmann::ordered_json summary = nlohmann::ordered_json::array();
     for (size_t i = 0; i < configs.size(); ++i)
-      summary.push_back(SummaryJson(policies[i], by_policy[i]));
-    nlohmann::ordered_json out = {{"workload", "philly:" + args.trace},
+      summary.push_back(SummaryJson(policies[i], by_policy[i], without[i]));
+    nlohmann::ordered_json out = {{"workload", w->name},
                                   {"cluster_gpus", args.cluster_gpus},
                                   {"checkpoint_interval_s", options.checkpoint_interval},
                                   {"restore_seconds", options.restore_seconds},
+                                  {"guarantee_window_s", options.guarantee_window},
                                   {"seeds", args.seeds},
-                                  {"note", workloads.front().guarantee_note},
+                                  {"note", note},
                                   {"summary", summary},
                                   {"pending_reasons", ReasonsJson(policies, by_policy)}};
     std::printf("%s\n", out.dump().c_str());
   } else {
-    std::printf("philly: %zu jobs on %d GPUs, checkpoint every %s, restore %.0f s, %zu seeds\n%s\n",
-                trace->jobs.size(), args.cluster_gpus, args.checkpoint_interval.c_str(),
-                args.restore_seconds, args.seeds.size(), workloads.front().guarantee_note.c_str());
+    std::printf("%s on %d GPUs, checkpoint every %s, restore %.0f s, %zu seeds\n%s\n",
+                w->title.c_str(), args.cluster_gpus, args.checkpoint_interval.c_str(),
+                args.restore_seconds, args.seeds.size(), note.c_str());
     PrintTable(policies, by_policy);
+    if (variants == 2) PrintOpportunistic(policies, by_policy, without);
   }
   return kExitOk;
 }

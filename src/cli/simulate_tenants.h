@@ -1,6 +1,9 @@
-// `gpuplane simulate --workload philly:FILE`: the multi-tenant replay (sim/tenant_replay.h)
-// of a job trace under the anchor-like policies and gpuplane's, runs in parallel, a table of
-// means and standard deviations over seeds or JSON with a `summary` list. The arguments are
+// `gpuplane simulate --workload philly:FILE` and `--workload daynight[:DAYS]`: the
+// multi-tenant replay (sim/tenant_replay.h) of the Philly trace or of the built-in day/night
+// workload (sim/daynight.h; also replayed without its opportunistic work, the baseline the
+// opportunistic figures are read against) under the anchor-like policies and gpuplane's, runs
+// in parallel, a table of means and standard deviations over seeds or JSON with a `summary`
+// list. The arguments are
 // plain values copied by the caller; RunTenantReplays reads the trace, runs the replays on
 // threads it starts and joins (each on its own copy of the state), and writes stdout; call it
 // from one thread.
@@ -14,7 +17,9 @@
 namespace gpuplane::cli {
 
 struct TenantReplayArgs {
-  std::string trace;                  // the Philly CSV
+  std::string trace;      // the Philly CSV; empty with daynight_days
+  int daynight_days = 0;  // > 0: the day/night workload of this many days
+  std::string guarantee_window = "1h";
   std::vector<std::string> policies;  // empty: all six
   std::vector<uint64_t> seeds;
   int cluster_gpus = 512;

@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <cmath>
 
+#include "sim/daynight.h"
+
 namespace gpuplane::sim {
 
-TenantMetrics::TenantMetrics(int tenants, double cluster_gpus)
-    : tenants_(tenants), cluster_gpus_(cluster_gpus) {}
+TenantMetrics::TenantMetrics(int tenants, double cluster_gpus, double horizon)
+    : tenants_(tenants), cluster_gpus_(cluster_gpus), horizon_(horizon) {}
 
 void TenantMetrics::Add(double from, double to, const TenantSnapshot& s) {
   if (to <= from) return;
@@ -34,6 +36,11 @@ void TenantMetrics::AddWithinHour(double from, double to, const TenantSnapshot& 
     hour.waited.assign(tenants_, 0);
   }
   const double dt = to - from;
+  if (from < horizon_) {
+    const double within = std::min(to, horizon_) - from;
+    (IsNight(from) ? night_time_ : day_time_) += within;
+    (IsNight(from) ? night_alloc_ : day_alloc_) += s.allocated_gpus / cluster_gpus_ * within;
+  }
   for (int t = 0; t < tenants_; ++t) {
     hour.allocated[t] += s.tenant_allocated[t] * dt;
     hour.fair[t] += s.tenant_fair[t] * dt;

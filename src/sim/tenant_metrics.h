@@ -21,7 +21,8 @@ struct TenantSnapshot {
 
 class TenantMetrics {
  public:
-  TenantMetrics(int tenants, double cluster_gpus);
+  // Night and day allocation count time before `horizon` seconds only.
+  TenantMetrics(int tenants, double cluster_gpus, double horizon);
   // The cluster looked like `s` from `from` to `to` seconds.
   void Add(double from, double to, const TenantSnapshot& s);
 
@@ -31,6 +32,10 @@ class TenantMetrics {
   // hour (hours with fewer than two such tenants are left out); 1 when no hour qualifies.
   double JainMinHourly() const;
   double IncompleteGangGpuSeconds() const { return incomplete_; }
+  // Mean allocated fraction at night (22:00-06:00 of the replay's clock, 0 at midnight) and
+  // by day, before the horizon; 0 when no such time passed.
+  double NightAlloc() const { return night_time_ > 0 ? night_alloc_ / night_time_ : 0; }
+  double DayAlloc() const { return day_time_ > 0 ? day_alloc_ / day_time_ : 0; }
 
  private:
   void AddWithinHour(double from, double to, const TenantSnapshot& s);
@@ -39,6 +44,8 @@ class TenantMetrics {
   };
   int tenants_;
   double cluster_gpus_;
+  double horizon_;
+  double night_time_ = 0, night_alloc_ = 0, day_time_ = 0, day_alloc_ = 0;
   double waiting_time_ = 0, alloc_while_waiting_ = 0, incomplete_ = 0;
   std::vector<Hour> hours_;
 };

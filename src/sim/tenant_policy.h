@@ -45,6 +45,15 @@ struct TenantPolicy {
   // Preemptible work that waits for room (reclaim) evicts only jobs that checkpointed within
   // this many seconds, so it waits for a checkpoint rather than throw work away (0: any).
   double reclaim_after_checkpoint = 0;
+  // Opportunistic work (TenantWorkload::opportunistic) is a victim within its guarantee
+  // window (TenantRunOptions::guarantee_window) only when nothing else makes room.
+  bool window_protection = false;
+  // Opportunistic work starts only while the GPUs the rest of the workload is expected to
+  // want within the window (what it wants now plus the largest rise over the coming hours on
+  // the last 7 days) leave room beside the opportunistic runs still within their windows;
+  // it goes beside those young runs, and a reclaim takes a run within its window only after
+  // waiting one checkpoint interval.
+  bool opportunistic_headroom = false;
 };
 
 // kube, kai, volcano, kueue, yunikorn, gpuplane.

@@ -1,6 +1,7 @@
 #include "sim/tenant_replay.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -12,6 +13,7 @@
 #include "sched/checkpoints.h"
 #include "sched/fair_share.h"
 #include "sched/victims.h"
+#include "sim/daynight.h"
 #include "sim/tenant_metrics.h"
 #include "util/strings.h"
 
@@ -82,21 +84,44 @@ class Engine {
         low_running_(w.tenants.size(), 0),
         pending_gpus_(w.tenants.size(), 0),
         fair_(w.tenants.size(), 0),
-        metrics_(static_cast<int>(w.tenants.size()), cluster_gpus_),
-        checkpointing_{o.checkpoint_interval, -1, o.restore_seconds} {}
+        metrics_(static_cast<int>(w.tenants.size()), cluster_gpus_,
+                 w.jobs.empty() ? 0 : w.jobs.back().submit),
+        checkpointing_{o.checkpoint_interval, -1, o.restore_seconds},
+        evicted_in_window_(w.jobs.size(), false) {}
 
   TenantSummary Run();
 
  private:
   const TenantJob& Spec(int id) const { return w_.jobs[id]; }
-  Key KeyOf(int id) const { return {Spec(id).high ? 0 : 1, Spec(id).submit, id}; }
+  bool Opportunistic(int id) const { return w_.Opportunistic(Spec(id).tenant); }
+  // Non-preemptible first, opportunistic last.
+  Key KeyOf(int id) const {
+    return {Spec(id).high ? 0 : (Opportunistic(id) ? 2 : 1), Spec(id).submit, id};
+  }
   void AddPending(int id, double t);
   void RemovePending(int id);
   void Cycle(double t);
   std::vector<int> Order() const;
-  bool Admissible(int id) const;
+  bool Admissible(int id, double t) const;
+  void RecordDemand(double t);
+  // The most GPUs the non-opportunistic work is expected to want from t to the end of the
+  // guarantee window: what it wants now, plus the largest rise of its hourly peak from this
+  // hour to the hours ahead on any of the last 7 days (the daily pattern's growth, not its
+  // level, so the forecast follows today's load).
+  double Forecast(double t) const;
+  // GPUs of opportunistic runs still within their guarantee window.
+  double OpportunisticGpus(double t) const;
+  bool InWindow(int id, double t) const {
+    return Opportunistic(id) && t - jobs_[id].run_start < o_.guarantee_window;
+  }
   bool TryPlace(int id, double t);
-  int BestFit(int size) const;
+  // The fullest node with room for `size` GPUs; with `young` (GPUs per node of opportunistic
+  // runs within their windows), the node with the most of them first.
+  int BestFit(int size, const std::vector<int>& young) const;
+  // Opportunistic work under window protection goes beside other young opportunistic runs,
+  // so the nodes of runs past their windows can be cleared without touching young ones;
+  // empty for everything else.
+  std::vector<int> YoungOpportunistic(int id, double t) const;
   void Commit(int id, int node, int gpus);
   void Start(int id, double t);
   void Release(int id);
@@ -116,6 +141,7 @@ class Engine {
   void ComputeFair();
   TenantSnapshot Snapshot() const;
   PendingReason Explain(int id, double t) const;
+  PendingReason NotAdmitted(int id, double t, PendingReason out) const;
   void Sample(double t);
   bool Evictable(int id, int victim, double t, const sched::Preemptor& pre,
                  const std::vector<sched::QueueUse>& queues) const;
@@ -137,14 +163,21 @@ class Engine {
   std::vector<int> owner_;
   std::vector<double> alloc_, high_alloc_, low_running_, pending_gpus_, fair_;
   double alloc_total_ = 0, held_incomplete_ = 0;
-  double retry_at_ = kNever;  // the pending preemption retry timer
-  int64_t live_ = 0;          // arrival and finish events not yet processed
+  double retry_at_ = kNever;           // the pending preemption retry timer
+  double delay_timer_at_ = kNever;     // the earliest pending end of a preemption delay
+  double headroom_timer_at_ = kNever;  // the next hour, while the forecast holds work back
+  int64_t live_ = 0;                   // arrival and finish events not yet processed
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
   std::map<std::pair<int, int>, double> last_reclaim_;
   TenantMetrics metrics_;
   const sched::Checkpointing checkpointing_;  // every job checkpoints at the run's interval
   TenantSummary out_;
   std::vector<double> jct_, delay_high_, delay_low_;
+  // Opportunistic work: the non-opportunistic demand's peak per day and hour of day, runs
+  // started (windows granted), evictions within a window, jobs ever evicted within one.
+  std::vector<std::array<double, 24>> demand_peak_;
+  int64_t windows_ = 0, window_evictions_ = 0;
+  std::vector<bool> evicted_in_window_;
 };
 
 void Engine::AddPending(int id, double t) {
@@ -160,12 +193,27 @@ void Engine::RemovePending(int id) {
   pending_gpus_[Spec(id).tenant] -= Spec(id).gpus;
 }
 
-int Engine::BestFit(int size) const {
+int Engine::BestFit(int size, const std::vector<int>& young) const {
   int best = -1;
   for (size_t n = 0; n < free_.size(); ++n) {
-    if (free_[n] >= size && (best < 0 || free_[n] < free_[best])) best = static_cast<int>(n);
+    if (free_[n] < size) continue;
+    if (best < 0 || (young.empty() ? 0 : young[n] - young[best]) > 0 ||
+        ((young.empty() || young[n] == young[best]) && free_[n] < free_[best])) {
+      best = static_cast<int>(n);
+    }
   }
   return best;
+}
+
+std::vector<int> Engine::YoungOpportunistic(int id, double t) const {
+  std::vector<int> young;
+  if (!p_.window_protection || !Opportunistic(id)) return young;
+  young.assign(free_.size(), 0);
+  for (int r : running_) {
+    if (!InWindow(r, t)) continue;
+    for (const auto& [n, g] : jobs_[r].placement) young[n] += g;
+  }
+  return young;
 }
 
 void Engine::Commit(int id, int node, int gpus) {
@@ -181,11 +229,12 @@ void Engine::Commit(int id, int node, int gpus) {
 bool Engine::TryPlace(int id, double t) {
   JobState& j = jobs_[id];
   const size_t first = j.placement.size();
+  const std::vector<int> young = YoungOpportunistic(id, t);
   if (p_.atomic_gangs) {
     std::vector<int> saved = free_;
     std::vector<std::pair<int, int>> chosen;
     for (size_t i = first; i < j.pods.size(); ++i) {
-      const int n = BestFit(j.pods[i]);
+      const int n = BestFit(j.pods[i], young);
       if (n < 0) {
         free_ = saved;
         return false;
@@ -197,7 +246,7 @@ bool Engine::TryPlace(int id, double t) {
     for (const auto& [n, g] : chosen) Commit(id, n, g);
   } else {
     for (size_t i = first; i < j.pods.size(); ++i) {
-      const int n = BestFit(j.pods[i]);
+      const int n = BestFit(j.pods[i], young);
       if (n < 0) break;
       Commit(id, n, j.pods[i]);
     }
@@ -230,6 +279,7 @@ void Engine::Start(int id, double t) {
   running_at_[id] = running_.size();
   running_.push_back(id);
   if (!s.high) low_running_[s.tenant] += 1;
+  if (Opportunistic(id)) ++windows_;
   events_.push({t + j.remaining, EventKind::kFinish, id, j.epoch});
   ++live_;
 }
@@ -263,9 +313,14 @@ void Engine::Finish(int id, double t) {
 
 void Engine::Evict(int id, double t) {
   JobState& j = jobs_[id];
+  if (InWindow(id, t)) {
+    ++window_evictions_;
+    evicted_in_window_[id] = true;
+  }
   const double saved = sched::LastCheckpoint(t, j.run_start, checkpointing_) - j.run_start;
   out_.lost_gpu_hours += LostNow(id, t) / 3600;
   out_.preemptions += 1;
+  out_.evictions.push_back(id);
   j.remaining = j.remaining - saved + o_.restore_seconds;
   j.epoch += 1;
   Release(id);
@@ -295,6 +350,7 @@ void Engine::ComputeFair() {
   for (size_t t = 0; t < q.size(); ++t) {
     q[t].guarantee = w_.guarantee_gpus[t];
     q[t].demand = alloc_[t] + pending_gpus_[t];
+    if (w_.Opportunistic(static_cast<int>(t))) q[t].weight = 0;
   }
   fair_ = sched::FairShare(q, cluster_gpus_);
 }
@@ -332,12 +388,60 @@ std::vector<int> Engine::Order() const {
   return out;
 }
 
-bool Engine::Admissible(int id) const {
+bool Engine::Admissible(int id, double t) const {
   const TenantJob& s = Spec(id);
   if (p_.high_within_guarantee && s.high) {
     return high_alloc_[s.tenant] + s.gpus <= w_.guarantee_gpus[s.tenant];
   }
+  if (p_.opportunistic_headroom && Opportunistic(id) && jobs_[id].placement.empty()) {
+    return OpportunisticGpus(t) + s.gpus + Forecast(t) <= cluster_gpus_;
+  }
   return true;
+}
+
+double Engine::OpportunisticGpus(double t) const {
+  double sum = 0;
+  for (int r : running_) {
+    if (InWindow(r, t)) sum += Spec(r).gpus;
+  }
+  return sum;
+}
+
+void Engine::RecordDemand(double t) {
+  if (w_.opportunistic.empty()) return;
+  double demand = 0;
+  for (size_t q = 0; q < alloc_.size(); ++q) {
+    if (!w_.Opportunistic(static_cast<int>(q))) demand += alloc_[q] + pending_gpus_[q];
+  }
+  demand = std::min(demand, cluster_gpus_);
+  const auto day = static_cast<size_t>(t / 86400);
+  if (demand_peak_.size() <= day) demand_peak_.resize(day + 1, std::array<double, 24>{});
+  double& peak = demand_peak_[day][static_cast<size_t>(HourOfDay(t))];
+  peak = std::max(peak, demand);
+}
+
+double Engine::Forecast(double t) const {
+  double now = 0;
+  for (size_t q = 0; q < alloc_.size(); ++q) {
+    if (!w_.Opportunistic(static_cast<int>(q))) now += alloc_[q] + pending_gpus_[q];
+  }
+  // The largest rise from this hour to a later hour within the window on any of the last 7
+  // days.
+  const auto today = static_cast<int64_t>(t / 86400);
+  const auto hour = static_cast<size_t>(HourOfDay(t));
+  double growth = 0;
+  for (int64_t d = std::max<int64_t>(0, today - 7); d < today; ++d) {
+    if (static_cast<size_t>(d) >= demand_peak_.size()) break;
+    for (double h = (std::floor(t / 3600) + 1) * 3600; h <= t + o_.guarantee_window; h += 3600) {
+      // Past midnight, the hour is the next day's.
+      const int64_t later = d + static_cast<int64_t>(h / 86400) - today;
+      if (later >= today || static_cast<size_t>(later) >= demand_peak_.size()) continue;
+      growth = std::max(
+          growth, demand_peak_[static_cast<size_t>(later)][static_cast<size_t>(HourOfDay(h))] -
+                      demand_peak_[static_cast<size_t>(d)][hour]);
+    }
+  }
+  return std::min(now + growth, cluster_gpus_);
 }
 
 bool Engine::MayTryPreempt(int id, double t) const {
@@ -361,19 +465,33 @@ bool Engine::MayTryPreempt(int id, double t) const {
 void Engine::Cycle(double t) {
   ExpireHolds(t);
   ComputeFair();
+  RecordDemand(t);
   bool preempted = false, attempted = false;
   int max_free = *std::max_element(free_.begin(), free_.end());
   for (int id : Order()) {
     const JobState& j = jobs_[id];
     if (j.running) continue;  // started by an earlier preemption in this cycle
     if (max_free == 0 && preempted) break;
-    if (!Admissible(id)) continue;
+    if (!Admissible(id, t)) {
+      // Held back by the forecast: look again when the hour, and so the forecast, changes.
+      if (Opportunistic(id) && headroom_timer_at_ <= t) {
+        headroom_timer_at_ = (std::floor(t / 3600) + 1) * 3600;
+        events_.push({headroom_timer_at_, EventKind::kTimer, -1, 0});
+      }
+      continue;
+    }
     // The pod that must fit first: the largest left for a whole gang, the smallest otherwise.
     const int first = p_.atomic_gangs ? j.pods[j.placement.size()] : j.pods.back();
     if (first <= max_free) {
       const bool started = TryPlace(id, t);
       max_free = *std::max_element(free_.begin(), free_.end());
       if (started) continue;
+    }
+    // A job held back by the policy's preemption delay looks again when the delay is over.
+    const double delay_over = j.pending_since + p_.preemption_delay;
+    if (delay_over > t && (delay_timer_at_ <= t || delay_over < delay_timer_at_)) {
+      delay_timer_at_ = delay_over;
+      events_.push({delay_over, EventKind::kTimer, -1, 0});
     }
     if (!preempted && MayTryPreempt(id, t)) {
       jobs_[id].last_preempt_try = t;
@@ -396,6 +514,8 @@ double Engine::LostNow(int id, double t) const {
 
 // kai and kueue: victims taken in order (kueue: borrowing tenants first), lowest priority,
 // most recently started first, until the job fits; kueue then drops victims not needed.
+// kai keeps every victim's tenant at its fair share; kueue takes from a tenant while it
+// still borrows (above its nominal quota) when the candidate comes up.
 std::optional<sched::Victims> Engine::InOrder(const std::vector<sched::Running>& units,
                                               const std::vector<int>& owner,
                                               const sched::Preemptor& pre,
@@ -416,12 +536,22 @@ std::optional<sched::Victims> Engine::InOrder(const std::vector<sched::Running>&
   });
   std::vector<size_t> chosen;
   std::vector<int> free = free_;
+  std::vector<double> left = alloc_;  // kueue: each tenant's GPUs once the victims are gone
   for (size_t u : allowed) {
     if (sched::Fits(pre.pods, free)) break;
-    chosen.push_back(u);
-    if (!sched::KeepsFloors(pre, units, chosen, queues)) {
-      chosen.pop_back();
-      continue;
+    const int q = Spec(owner[u]).tenant;
+    if (kueue) {
+      // Kueue takes a candidate from another queue only while that queue still borrows
+      // when the candidate comes up (kai: every victim's queue keeps its fair share).
+      if (units[u].queue != pre.queue && left[q] <= w_.guarantee_gpus[q]) continue;
+      left[q] -= units[u].Gpus();
+      chosen.push_back(u);
+    } else {
+      chosen.push_back(u);
+      if (!sched::KeepsFloors(pre, units, chosen, queues)) {
+        chosen.pop_back();
+        continue;
+      }
     }
     for (const auto& [n, g] : units[u].placement) free[n] += g;
   }
@@ -485,9 +615,10 @@ bool Engine::TryPreempt(int id, double t) {
       u.queue = pre.queue < 0 ? -1 : Spec(r).tenant;
       u.priority = Spec(r).high ? 1 : 0;
       u.min_runtime = false;
+      u.in_window = p_.window_protection && InWindow(r, t);
       if (by_pod) {
         u.placement.assign(1, jobs_[r].placement[i]);
-        u.lost_gpu_seconds = 1;
+        u.lost_gpu_seconds = 1 + 1e-9 * (t - jobs_[r].run_start);  // fewest pods, newest first
       } else {
         u.placement = jobs_[r].placement;
         u.lost_gpu_seconds = LostNow(r, t);
@@ -526,9 +657,53 @@ bool Engine::Evictable(int id, int victim, double t, const sched::Preemptor& pre
   probe.placement = jobs_[victim].placement;
   if (!sched::MayEvict(pre, probe, queues)) return false;
   if (CoolingDown(Spec(id).tenant, Spec(victim).tenant, t)) return false;
-  return Spec(id).high || p_.reclaim_after_checkpoint <= 0 ||
+  if (Spec(id).high) return true;
+  // Waiting for fresh checkpoints would single out runs that just started, which are the
+  // ones within their windows: a reclaim takes them only after waiting one checkpoint
+  // interval, by when every other run has checkpointed once.
+  if (p_.window_protection && InWindow(victim, t) &&
+      t - jobs_[id].pending_since < o_.checkpoint_interval) {
+    return false;
+  }
+  return p_.reclaim_after_checkpoint <= 0 ||
          t - sched::LastCheckpoint(t, jobs_[victim].run_start, checkpointing_) <=
              p_.reclaim_after_checkpoint;
+}
+
+// A job its policy does not admit now: held back by the forecast (opportunistic work) or by
+// its tenant's guarantee (non-preemptible work under kai); `out` has the room's blockers.
+PendingReason Engine::NotAdmitted(int id, double t, PendingReason out) const {
+  const TenantJob& s = Spec(id);
+  if (!s.high) {
+    out.kind = PendingReason::Kind::kHeadroom;
+    out.text = util::Cat("opportunistic: the rest of the workload is expected to want ",
+                         Gpus(Forecast(t)), " of the ", Gpus(cluster_gpus_),
+                         " GPUs within the guarantee window (what it wants now plus the largest "
+                         "rise in these hours on the last 7 days); opportunistic runs within "
+                         "their windows hold ",
+                         Gpus(OpportunisticGpus(t)), " and this job needs ", s.gpus);
+    if (!out.blockers.empty()) {
+      util::Append(out.text, "; ", out.blockers.size(), " running jobs hold the room it needs");
+    }
+    return out;
+  }
+  // The rule's blockers (its tenant's non-preemptible jobs) besides the room's.
+  out.kind = PendingReason::Kind::kGuarantee;
+  for (int r : running_) {
+    if (Spec(r).high && Spec(r).tenant == s.tenant &&
+        std::find(out.blockers.begin(), out.blockers.end(), r) == out.blockers.end()) {
+      out.blockers.push_back(r);
+    }
+  }
+  const std::string& tenant = w_.tenants[s.tenant];
+  out.text = s.gpus > w_.guarantee_gpus[s.tenant]
+                 ? util::Cat("non-preemptible work of tenant ", tenant,
+                             " stays within its guarantee of ", w_.guarantee_gpus[s.tenant],
+                             " GPUs, and this job needs ", s.gpus, ": it cannot run here")
+                 : util::Cat("non-preemptible work of tenant ", tenant,
+                             " stays within its guarantee of ", w_.guarantee_gpus[s.tenant],
+                             " GPUs; its non-preemptible jobs hold ", Gpus(high_alloc_[s.tenant]));
+  return out;
 }
 
 // The blockers are the running jobs, any of them, whose eviction would make room at the least
@@ -553,26 +728,7 @@ PendingReason Engine::Explain(int id, double t) const {
   if (v) {
     for (size_t u : v->jobs) out.blockers.push_back(owner[u]);
   }
-  const std::string& tenant = w_.tenants[s.tenant];
-  if (!Admissible(id)) {
-    // The rule's blockers (its tenant's non-preemptible jobs) besides the room's.
-    out.kind = PendingReason::Kind::kGuarantee;
-    for (int r : running_) {
-      if (Spec(r).high && Spec(r).tenant == s.tenant &&
-          std::find(out.blockers.begin(), out.blockers.end(), r) == out.blockers.end()) {
-        out.blockers.push_back(r);
-      }
-    }
-    out.text =
-        s.gpus > w_.guarantee_gpus[s.tenant]
-            ? util::Cat("non-preemptible work of tenant ", tenant,
-                        " stays within its guarantee of ", w_.guarantee_gpus[s.tenant],
-                        " GPUs, and this job needs ", s.gpus, ": it cannot run here")
-            : util::Cat("non-preemptible work of tenant ", tenant,
-                        " stays within its guarantee of ", w_.guarantee_gpus[s.tenant],
-                        " GPUs; its non-preemptible jobs hold ", Gpus(high_alloc_[s.tenant]));
-    return out;
-  }
+  if (!Admissible(id, t)) return NotAdmitted(id, t, std::move(out));
   if (!j.placement.empty()) {
     out.kind = PendingReason::Kind::kGangIncomplete;
     out.text = util::Cat("gang incomplete: ", j.placement.size(), " of ", j.pods.size(),
@@ -604,7 +760,7 @@ PendingReason Engine::Explain(int id, double t) const {
                          out.blockers.size(), " jobs hold the room it needs)");
   } else {
     out.kind = PendingReason::Kind::kFairShare;
-    out.text = util::Cat("waiting for fair share: tenant ", tenant, " holds ",
+    out.text = util::Cat("waiting for fair share: tenant ", w_.tenants[s.tenant], " holds ",
                          Gpus(alloc_[s.tenant]), " GPUs of a fair share of ", Gpus(fair_[s.tenant]),
                          "; the room it needs is held by tenants within their shares");
   }
@@ -656,8 +812,9 @@ TenantSummary Engine::Run() {
   }
   double now = 0;
   TenantSnapshot state = Snapshot();
-  // Only timers left and nothing running: nothing can change any more.
-  while (!events_.empty() && (live_ > 0 || !running_.empty())) {
+  // Only timers left and nothing running: nothing can change any more, unless the forecast
+  // holds work back (it falls to nothing 7 days after the last demand).
+  while (!events_.empty() && (live_ > 0 || !running_.empty() || headroom_timer_at_ > now)) {
     const double t = events_.top().time;
     metrics_.Add(now, t, state);
     now = t;
@@ -691,6 +848,20 @@ TenantSummary Engine::Run() {
   out_.alloc_while_queued = metrics_.AllocWhileQueued();
   out_.jain_min_hourly = metrics_.JainMinHourly();
   out_.incomplete_gang_gpu_seconds = metrics_.IncompleteGangGpuSeconds();
+  out_.night_alloc = metrics_.NightAlloc();
+  out_.day_alloc = metrics_.DayAlloc();
+  int64_t opportunistic_jobs = 0, evicted = 0;
+  for (size_t i = 0; i < w_.jobs.size(); ++i) {
+    if (!Opportunistic(static_cast<int>(i))) continue;
+    ++opportunistic_jobs;
+    evicted += evicted_in_window_[i] ? 1 : 0;
+  }
+  if (opportunistic_jobs > 0) {
+    out_.opportunistic_evictions_per_window =
+        windows_ > 0 ? static_cast<double>(window_evictions_) / static_cast<double>(windows_) : 0;
+    out_.opportunistic_jobs_evicted_in_window =
+        static_cast<double>(evicted) / static_cast<double>(opportunistic_jobs);
+  }
   return out_;
 }
 
@@ -708,6 +879,8 @@ std::string KindName(PendingReason::Kind kind) {
       return "guarantee";
     case PendingReason::Kind::kGangIncomplete:
       return "gang-incomplete";
+    case PendingReason::Kind::kHeadroom:
+      return "opportunistic-headroom";
   }
   return "unknown";
 }

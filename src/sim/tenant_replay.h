@@ -6,9 +6,13 @@
 // instant runs one scheduling cycle: fair shares recomputed (sched/fair_share.h), pending jobs
 // in the policy's order placed where they fit, best fit; a waiting job entitled to preempt
 // (a non-preemptible job over preemptible ones of its tenant, or a tenant below its share)
-// chooses victims by the policy's rule under the shared rules of sched/victims.h. Placement
-// counts whole GPUs (the Philly trace asks for nothing else). Each call is independent and
-// thread-safe; the workload is borrowed for the call.
+// chooses victims by the policy's rule under the shared rules of sched/victims.h.
+// Opportunistic work (a tenant with no guarantee and no weight) runs on idle GPUs, last in
+// every order; under gpuplane a run within its guarantee window is a victim only when nothing
+// else makes room, and opportunistic work starts only while the growth the rest of the
+// workload showed over the coming hours on earlier days leaves room. Placement counts whole GPUs
+// (the Philly trace asks for nothing else). Each call is independent and thread-safe; the
+// workload is borrowed for the call.
 #ifndef GPUPLANE_SIM_TENANT_REPLAY_H_
 #define GPUPLANE_SIM_TENANT_REPLAY_H_
 
@@ -33,6 +37,9 @@ struct TenantRunOptions {
   // Explain this many pending jobs, spread over the run (0: none): each gets a reason and the
   // running jobs that block it, and a what-if checks that without them it would fit.
   int reason_samples = 0;
+  // Opportunistic work: each run it starts is protected this long (policies with
+  // window_protection); an eviction within it counts against the eviction rate.
+  double guarantee_window = 3600;
 };
 
 // Why a job waits after a cycle, with the running jobs whose removal would let it start.
@@ -43,6 +50,7 @@ struct PendingReason {
     kPriority,          // held by work it may not preempt (non-preemptible, or its own tenant's)
     kGuarantee,         // non-preemptible work beyond its tenant's guarantee (kai)
     kGangIncomplete,    // some members placed, the rest wait (pod-by-pod policies)
+    kHeadroom,          // opportunistic: the rest of the workload is expected to need the room
   };
   Kind kind = Kind::kWaitingToPreempt;
   std::string text;
@@ -72,9 +80,18 @@ struct TenantSummary {
   int64_t partial_gang_evictions = 0;
   double incomplete_gang_gpu_seconds = 0;
   int64_t fair_share_cycles = 0;
-  double opportunistic_evictions_per_window = -1;  // -1: the workload has no opportunistic work
-  double end_s = 0;                                // when the last job finished
-  std::vector<PendingSample> samples;              // TenantRunOptions::reason_samples
+  // Opportunistic work (-1 when the workload has none): evictions within the guarantee
+  // window per window granted (each run started), and the fraction of its jobs evicted at
+  // least once within a window.
+  double opportunistic_evictions_per_window = -1;
+  double opportunistic_jobs_evicted_in_window = -1;
+  // Mean allocated fraction of the cluster at night (22:00-06:00) and by day, until the last
+  // submission (the drain after it is left out).
+  double night_alloc = 0;
+  double day_alloc = 0;
+  double end_s = 0;                    // when the last job finished
+  std::vector<PendingSample> samples;  // TenantRunOptions::reason_samples
+  std::vector<int> evictions;          // jobs evicted, in order
 };
 
 std::string KindName(PendingReason::Kind kind);

@@ -3,7 +3,7 @@
 // more than 8 GPUs are gangs of 8-GPU pods. From the Philly trace, tenants' guarantees come
 // from their share of its GPU time (philly.h says why), and a seeded draw marks a fraction of
 // jobs non-preemptible (`high`; the trace has no priorities). Plain values; pure functions;
-// thread-safe.
+// thread-safe. The day/night workload with opportunistic work is daynight.h's.
 #ifndef GPUPLANE_SIM_TENANT_WORKLOAD_H_
 #define GPUPLANE_SIM_TENANT_WORKLOAD_H_
 
@@ -31,6 +31,12 @@ struct TenantWorkload {
   std::vector<int> guarantee_gpus;  // per tenant
   std::vector<TenantJob> jobs;      // by submission
   std::string guarantee_note;       // how the guarantees were set, for every report
+  // Per tenant (empty: none): its jobs are opportunistic work, which takes no fair share
+  // (no guarantee, no over-guarantee weight), runs on idle GPUs and is evicted first.
+  std::vector<bool> opportunistic;
+  bool Opportunistic(int tenant) const {
+    return static_cast<size_t>(tenant) < opportunistic.size() && opportunistic[tenant];
+  }
 };
 
 // REQUIRES: 0 <= high_fraction <= 1; cluster_gpus > 0.
