@@ -59,7 +59,7 @@ for target in build-asan/fuzz/*_fuzz; do
   corpus=$(mktemp -d)
   case "$name" in
     cel_fuzz) cp testdata/cel/corpus/* "$corpus"/ ;;
-    trace_fuzz) cp testdata/sim/*.csv "$corpus"/ ;;
+    trace_fuzz) cp testdata/sim/*.csv testdata/sched/tenants/*.txt "$corpus"/ ;;
     cgroup_fuzz) cp testdata/acct/cgroup/* "$corpus"/ ;;
     acct_fuzz) cp testdata/acct/node/*.json testdata/acct/node/*.jsonl testdata/acct/node/*.yaml \
       "$corpus"/ ;;
