@@ -13,13 +13,6 @@ constexpr double kEps = 1e-9;
 constexpr size_t kMaxPerNode = 12;     // allowed jobs considered on one node (2^12 subsets)
 constexpr size_t kMaxExhaustive = 16;  // allowed jobs the exhaustive fallback enumerates
 
-// Whether evicting `r` counts against its queue's floor: another queue's job, unless `p`
-// outranks it across queues.
-bool Floored(const Preemptor& p, const Running& r) {
-  return r.queue >= 0 && p.queue >= 0 && r.queue != p.queue &&
-         !(p.priority_across_queues && r.priority < p.priority);
-}
-
 int GpusOn(const Running& r, int node) {
   int g = 0;
   for (const auto& [n, gpus] : r.placement) g += n == node ? gpus : 0;
@@ -261,6 +254,11 @@ bool MayEvict(const Preemptor& p, const Running& r, const std::vector<QueueUse>&
          theirs.allocated - r.Gpus() >= theirs.fair - kEps;
 }
 
+bool Floored(const Preemptor& p, const Running& r) {
+  return r.queue >= 0 && p.queue >= 0 && r.queue != p.queue &&
+         !(p.priority_across_queues && r.priority < p.priority);
+}
+
 bool KeepsFloors(const Preemptor& p, const std::vector<Running>& running,
                  const std::vector<size_t>& victims, const std::vector<QueueUse>& queues) {
   std::map<int, int> lost;
@@ -275,7 +273,13 @@ bool KeepsFloors(const Preemptor& p, const std::vector<Running>& running,
   return true;
 }
 
-bool Fits(std::vector<int> pods, std::vector<int> free) {
+bool Fits(const std::vector<int>& pod_sizes, const std::vector<int>& free_gpus) {
+  if (pod_sizes.empty()) return true;
+  if (pod_sizes.size() == 1) {
+    return std::any_of(free_gpus.begin(), free_gpus.end(),
+                       [&](int f) { return f >= pod_sizes[0]; });
+  }
+  std::vector<int> pods = pod_sizes, free = free_gpus;
   std::sort(pods.rbegin(), pods.rend());
   std::function<bool(size_t)> place = [&](size_t i) {
     if (i == pods.size()) return true;

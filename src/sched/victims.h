@@ -53,12 +53,16 @@ struct Victims {
 // checked by ChooseVictims).
 bool MayEvict(const Preemptor& p, const Running& r, const std::vector<QueueUse>& queues);
 
+// Whether evicting `r` counts against its queue's fair-share floor: another queue's job,
+// unless `p` outranks it across queues.
+bool Floored(const Preemptor& p, const Running& r);
+
 // Whether the victims leave every other queue at or above its fair share.
 bool KeepsFloors(const Preemptor& p, const std::vector<Running>& running,
                  const std::vector<size_t>& victims, const std::vector<QueueUse>& queues);
 
 // Whether pods of these sizes fit into nodes with these free GPUs, each pod on one node.
-bool Fits(std::vector<int> pods, std::vector<int> free);
+bool Fits(const std::vector<int>& pods, const std::vector<int>& free);
 
 // The victims that make room for `p` given each node's free GPUs, with the least lost work
 // (then the fewest GPUs, then the fewest jobs); nullopt when no allowed set makes room. An

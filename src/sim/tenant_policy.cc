@@ -50,6 +50,7 @@ absl::StatusOr<TenantPolicy> TenantPolicyNamed(const std::string& name) {
     p.high_first = true;
     p.reclaim_cooldown = 600;
     p.reclaim_after_checkpoint = 300;
+    p.reclaim_delay = 900;
     p.window_protection = true;
     p.opportunistic_headroom = true;
   } else {

@@ -34,7 +34,10 @@ struct TenantPolicy {
   bool atomic_gangs = true;      // else pod by pod, members placed so far held
   double gang_hold_seconds = 0;  // pod by pod: how long placed members wait for the rest
   VictimRule victims = VictimRule::kJobsLostWork;
-  double preemption_delay = 0;         // a job waits this long before it may preempt
+  double preemption_delay = 0;  // a job waits this long before it may preempt
+  // Preemptible work waits this long before it may reclaim: most of what it waits for ends
+  // on its own meanwhile, without an eviction and its restore.
+  double reclaim_delay = 0;
   bool high_within_guarantee = false;  // non-preemptible jobs use only their tenant's guarantee
   // Non-preemptible jobs first across all tenants, and they may evict preemptible jobs of
   // tenants above their fair share (sched::Preemptor::priority_across_queues).
@@ -43,7 +46,8 @@ struct TenantPolicy {
   // (0: no such rule), so reclaims never go back and forth.
   double reclaim_cooldown = 0;
   // Preemptible work that waits for room (reclaim) evicts only jobs that checkpointed within
-  // this many seconds, so it waits for a checkpoint rather than throw work away (0: any).
+  // this many seconds, or a tenth of the checkpoint interval if less, so it waits for a
+  // checkpoint rather than throw work away (0: any).
   double reclaim_after_checkpoint = 0;
   // Opportunistic work (TenantWorkload::opportunistic) is a victim within its guarantee
   // window (TenantRunOptions::guarantee_window) only when nothing else makes room.

@@ -129,6 +129,11 @@ class Engine {
   void Evict(int id, double t);
   void ExpireHolds(double t);
   bool MayTryPreempt(int id, double t) const;
+  // How long `id` waits before it may preempt: the policy's delay, and for preemptible work
+  // its reclaim delay.
+  double PreemptionDelay(int id) const {
+    return Spec(id).high ? p_.preemption_delay : std::max(p_.preemption_delay, p_.reclaim_delay);
+  }
   bool TryPreempt(int id, double t);
   double LostNow(int id, double t) const;
   std::optional<sched::Victims> InOrder(const std::vector<sched::Running>& units,
@@ -145,6 +150,15 @@ class Engine {
   void Sample(double t);
   bool Evictable(int id, int victim, double t, const sched::Preemptor& pre,
                  const std::vector<sched::QueueUse>& queues) const;
+  // The running jobs `id` may consider as victims now: all of them, or for a reclaim under
+  // reclaim_after_checkpoint only those that checkpointed recently (listed once per instant).
+  const std::vector<int>& Candidates(int id, double t);
+  bool Fresh(int victim, double t) const {
+    return t - sched::LastCheckpoint(t, jobs_[victim].run_start, checkpointing_) <=
+           std::min(p_.reclaim_after_checkpoint, o_.checkpoint_interval / 10);
+  }
+  std::vector<int> fresh_;  // Candidates' list for reclaims at fresh_at_
+  double fresh_at_ = kNever;
   double next_sample_ = 0, sample_every_ = 0;
   mutable sched::Running probe_;  // Evictable's scratch
 
@@ -278,6 +292,7 @@ void Engine::Start(int id, double t) {
   RemovePending(id);
   running_at_[id] = running_.size();
   running_.push_back(id);
+  if (fresh_at_ == t) fresh_.push_back(id);  // it starts from a checkpoint, or from scratch
   if (!s.high) low_running_[s.tenant] += 1;
   if (Opportunistic(id)) ++windows_;
   events_.push({t + j.remaining, EventKind::kFinish, id, j.epoch});
@@ -296,6 +311,7 @@ void Engine::Release(int id) {
   }
   j.placement.clear();
   if (j.running) {
+    fresh_.erase(std::remove(fresh_.begin(), fresh_.end(), id), fresh_.end());
     const int last = running_.back();
     running_[running_at_[id]] = last;
     running_at_[last] = running_at_[id];
@@ -447,7 +463,7 @@ double Engine::Forecast(double t) const {
 bool Engine::MayTryPreempt(int id, double t) const {
   const JobState& j = jobs_[id];
   const TenantJob& s = Spec(id);
-  if (t - j.pending_since < p_.preemption_delay ||
+  if (t - j.pending_since < PreemptionDelay(id) ||
       t - j.last_preempt_try < o_.preemption_retry_seconds) {
     return false;
   }
@@ -488,7 +504,7 @@ void Engine::Cycle(double t) {
       if (started) continue;
     }
     // A job held back by the policy's preemption delay looks again when the delay is over.
-    const double delay_over = j.pending_since + p_.preemption_delay;
+    const double delay_over = j.pending_since + PreemptionDelay(id);
     if (delay_over > t && (delay_timer_at_ <= t || delay_over < delay_timer_at_)) {
       delay_timer_at_ = delay_over;
       events_.push({delay_over, EventKind::kTimer, -1, 0});
@@ -536,23 +552,20 @@ std::optional<sched::Victims> Engine::InOrder(const std::vector<sched::Running>&
   });
   std::vector<size_t> chosen;
   std::vector<int> free = free_;
-  std::vector<double> left = alloc_;  // kueue: each tenant's GPUs once the victims are gone
+  std::vector<double> left = alloc_;  // each tenant's GPUs once the victims are gone
   for (size_t u : allowed) {
     if (sched::Fits(pre.pods, free)) break;
     const int q = Spec(owner[u]).tenant;
+    const double gpus = units[u].Gpus();
     if (kueue) {
       // Kueue takes a candidate from another queue only while that queue still borrows
-      // when the candidate comes up (kai: every victim's queue keeps its fair share).
+      // when the candidate comes up.
       if (units[u].queue != pre.queue && left[q] <= w_.guarantee_gpus[q]) continue;
-      left[q] -= units[u].Gpus();
-      chosen.push_back(u);
-    } else {
-      chosen.push_back(u);
-      if (!sched::KeepsFloors(pre, units, chosen, queues)) {
-        chosen.pop_back();
-        continue;
-      }
+    } else if (sched::Floored(pre, units[u]) && left[q] - gpus < queues[q].fair - 1e-9) {
+      continue;  // kai: every victim's queue keeps its fair share (sched::KeepsFloors)
     }
+    if (kueue || sched::Floored(pre, units[u])) left[q] -= gpus;
+    chosen.push_back(u);
     for (const auto& [n, g] : units[u].placement) free[n] += g;
   }
   if (!sched::Fits(pre.pods, free)) return std::nullopt;
@@ -601,7 +614,7 @@ bool Engine::TryPreempt(int id, double t) {
   const bool by_pod = p_.victims == VictimRule::kPodsLowestPriority;
   size_t count = 0;
   std::vector<int> could = free_;  // free once every job it may evict is gone
-  for (int r : running_) {
+  for (int r : Candidates(id, t)) {
     if (!Evictable(id, r, t, pre, queues)) continue;
     for (const auto& [n, g] : jobs_[r].placement) could[n] += g;
     const size_t pieces = by_pod ? jobs_[r].placement.size() : 1;
@@ -650,24 +663,37 @@ bool Engine::TryPreempt(int id, double t) {
 // sched/victims.h, gpuplane's reclaim cooldown and its wait for a fresh checkpoint.
 bool Engine::Evictable(int id, int victim, double t, const sched::Preemptor& pre,
                        const std::vector<sched::QueueUse>& queues) const {
-  sched::Running& probe = probe_;  // reused: its placement keeps its storage
-  probe.queue = pre.queue < 0 ? -1 : Spec(victim).tenant;
-  probe.priority = Spec(victim).high ? 1 : 0;
-  probe.min_runtime = Spec(victim).high;  // non-preemptible
-  probe.placement = jobs_[victim].placement;
-  if (!sched::MayEvict(pre, probe, queues)) return false;
-  if (CoolingDown(Spec(id).tenant, Spec(victim).tenant, t)) return false;
-  if (Spec(id).high) return true;
+  const TenantJob& v = Spec(victim);
+  if (v.high) return false;  // non-preemptible
+  // The cheap rules first: most running jobs fail the checkpoint rule.
+  const bool high = Spec(id).high;
+  if (!high && p_.reclaim_after_checkpoint > 0 && !Fresh(victim, t)) return false;
   // Waiting for fresh checkpoints would single out runs that just started, which are the
   // ones within their windows: a reclaim takes them only after waiting one checkpoint
   // interval, by when every other run has checkpointed once.
-  if (p_.window_protection && InWindow(victim, t) &&
+  if (!high && p_.window_protection && InWindow(victim, t) &&
       t - jobs_[id].pending_since < o_.checkpoint_interval) {
     return false;
   }
-  return p_.reclaim_after_checkpoint <= 0 ||
-         t - sched::LastCheckpoint(t, jobs_[victim].run_start, checkpointing_) <=
-             p_.reclaim_after_checkpoint;
+  if (CoolingDown(Spec(id).tenant, v.tenant, t)) return false;
+  sched::Running& probe = probe_;  // reused: its placement keeps its storage
+  probe.queue = pre.queue < 0 ? -1 : v.tenant;
+  probe.priority = 0;
+  probe.min_runtime = false;
+  probe.placement.assign(1, {0, v.gpus});  // MayEvict counts the GPUs, not where they are
+  return sched::MayEvict(pre, probe, queues);
+}
+
+const std::vector<int>& Engine::Candidates(int id, double t) {
+  if (Spec(id).high || p_.reclaim_after_checkpoint <= 0) return running_;
+  if (fresh_at_ != t) {
+    fresh_at_ = t;
+    fresh_.clear();
+    for (int r : running_) {
+      if (Fresh(r, t)) fresh_.push_back(r);
+    }
+  }
+  return fresh_;
 }
 
 // A job its policy does not admit now: held back by the forecast (opportunistic work) or by
