@@ -103,6 +103,8 @@ class Engine {
   void Cycle(double t);
   std::vector<int> Order() const;
   bool Admissible(int id, double t) const;
+  // GPUs the non-opportunistic work wants now: allocated and pending.
+  double Demand() const;
   void RecordDemand(double t);
   // The most GPUs the non-opportunistic work is expected to want from t to the end of the
   // guarantee window: what it wants now, plus the largest rise of its hourly peak from this
@@ -423,13 +425,17 @@ double Engine::OpportunisticGpus(double t) const {
   return sum;
 }
 
+double Engine::Demand() const {
+  double sum = 0;
+  for (size_t q = 0; q < alloc_.size(); ++q) {
+    if (!w_.Opportunistic(static_cast<int>(q))) sum += alloc_[q] + pending_gpus_[q];
+  }
+  return sum;
+}
+
 void Engine::RecordDemand(double t) {
   if (w_.opportunistic.empty()) return;
-  double demand = 0;
-  for (size_t q = 0; q < alloc_.size(); ++q) {
-    if (!w_.Opportunistic(static_cast<int>(q))) demand += alloc_[q] + pending_gpus_[q];
-  }
-  demand = std::min(demand, cluster_gpus_);
+  const double demand = std::min(Demand(), cluster_gpus_);
   const auto day = static_cast<size_t>(t / 86400);
   if (demand_peak_.size() <= day) demand_peak_.resize(day + 1, std::array<double, 24>{});
   double& peak = demand_peak_[day][static_cast<size_t>(HourOfDay(t))];
@@ -437,10 +443,7 @@ void Engine::RecordDemand(double t) {
 }
 
 double Engine::Forecast(double t) const {
-  double now = 0;
-  for (size_t q = 0; q < alloc_.size(); ++q) {
-    if (!w_.Opportunistic(static_cast<int>(q))) now += alloc_[q] + pending_gpus_[q];
-  }
+  const double now = Demand();
   // The largest rise from this hour to a later hour within the window on any of the last 7
   // days.
   const auto today = static_cast<int64_t>(t / 86400);
