@@ -85,7 +85,7 @@ absl::StatusOr<Alternative> CompileAlternative(const std::string& claim, const s
   s = add(r.selectors, false, field);
   if (!s.ok()) return s;
   alt.all = r.allocation_mode == "All";
-  alt.count = r.count.value_or(1);
+  alt.count = r.count.value_or(0) > 0 ? *r.count : 1;  // 0 is unset, as in Kubernetes
   alt.admin_access = r.admin_access.value_or(false);
   alt.tolerations = r.tolerations;
   alt.filter_key = util::Cat(alt.admin_access ? "A" : "-", alt.class_name);

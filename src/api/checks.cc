@@ -226,10 +226,12 @@ void CheckExactRequest(Decoder& d, const Doc& n, const ExactDeviceRequest& r, Re
     d.ErrorAt(LineOf(n, "allocationMode"), "allocationMode",
               "\"" + mode + "\" is not ExactCount or All");
   }
-  if (r.count && *r.count <= 0) {
+  // Kubernetes reads `count: 0` as unset (1 for ExactCount, absent for All), as its defaulting
+  // does; negative counts are errors.
+  if (r.count && *r.count < 0) {
     d.ErrorAt(LineOf(n, "count"), "count", "must be greater than zero");
   }
-  if (r.count && mode == "All") {
+  if (r.count && *r.count != 0 && mode == "All") {
     d.ErrorAt(LineOf(n, "count"), "count", "must not be set when allocationMode is All");
   }
   if (level == RequestLevel::kSubrequest && r.admin_access) {

@@ -37,15 +37,15 @@ expect_output() {  # expect_output PATTERN DESCRIPTION -- COMMAND...
 
 expect_exit 0 "examples validate" -- "$BIN" validate examples/
 expect_output "^27 objects, 0 errors, 0 warnings$" "examples summary" -- "$BIN" validate examples/
-expect_exit 1 "malformed input" -- "$BIN" validate testdata/api/malformed/count-zero.yaml
+expect_exit 1 "malformed input" -- "$BIN" validate testdata/api/malformed/count-negative.yaml
 expect_exit 2 "missing path" -- "$BIN" validate does/not/exist.yaml
 expect_exit 2 "no arguments" -- "$BIN" validate
 expect_exit 2 "bad flag" -- "$BIN" validate --output xml examples/
 expect_exit 2 "unknown subcommand" -- "$BIN" frobnicate
 expect_output '^\{"objects":\[\{"kind":"DeviceClass","namespace":"","name":"gpu.nvidia.com","file":"examples/cluster/device-classes.yaml","line":2\}' \
   "json objects" -- "$BIN" validate --output json examples/
-expect_output '"errors":\[\{"file":"testdata/api/malformed/count-zero.yaml","line":17,"object":"ResourceClaim default/c","field":"spec.devices.requests\[0\].exactly.count","message":"must be greater than zero"\}\],"warnings":\[\]\}$' \
-  "json errors" -- "$BIN" validate --output json testdata/api/malformed/count-zero.yaml
+expect_output '"errors":\[\{"file":"testdata/api/malformed/count-negative.yaml","line":17,"object":"ResourceClaim default/c","field":"spec.devices.requests\[0\].exactly.count","message":"must be greater than zero"\}\],"warnings":\[\]\}$' \
+  "json errors" -- "$BIN" validate --output json testdata/api/malformed/count-negative.yaml
 expect_output "^testdata/api/malformed/bad-quantity-two-dots.yaml:13: ResourceSlice s: spec.devices\[0\].capacity\[\"memory\"\].value: bad quantity \"1.5.3Gi\"" \
   "text error location" -- "$BIN" validate testdata/api/malformed/bad-quantity-two-dots.yaml
 expect_exit 0 "version" -- "$BIN" version
@@ -149,7 +149,7 @@ expect_output '"status":"Unresolvable","node":null,"claims":\[\],"reason":"0/2 n
   --objects $S/status-nine-gpus-on-eight-gpu-nodes-is-unresolvable.yaml --workload $S/status-nine-gpus-on-eight-gpu-nodes-is-unresolvable.yaml
 expect_exit 2 "schedule: unknown policy" -- "$BIN" schedule --objects examples/cluster --workload examples/workloads --policy nope
 expect_exit 2 "schedule: missing path" -- "$BIN" schedule --objects examples/cluster --workload does/not/exist.yaml
-expect_exit 2 "schedule: invalid objects" -- "$BIN" schedule --objects examples/cluster --workload testdata/api/malformed/count-zero.yaml
+expect_exit 2 "schedule: invalid objects" -- "$BIN" schedule --objects examples/cluster --workload testdata/api/malformed/count-negative.yaml
 expect_output 'gang-pod-names-missing-podgroup.yaml:[0-9]+: Pod t/orphan: label scheduling.x-k8s.io/pod-group names PodGroup t/nowhere' \
   "schedule: a missing PodGroup is named with file and line" -- "$BIN" schedule \
   --objects $S/gang-pod-names-missing-podgroup.yaml --workload $S/gang-pod-names-missing-podgroup.yaml

@@ -223,8 +223,8 @@ struct Schema<BetaBasicDevice> {
 
 template <>
 struct Schema<BetaDevice> {
-  static constexpr auto kFields = std::tuple{F("name", &BetaDevice::name, kRequiredDnsLabel),
-                                             F("basic", &BetaDevice::basic, kRequired)};
+  static constexpr auto kFields =
+      std::tuple{F("name", &BetaDevice::name, kRequiredDnsLabel), F("basic", &BetaDevice::basic)};
 };
 
 template <>
