@@ -5,6 +5,8 @@
 #   2b. Kubernetes' own code as the oracle (scripts/k8sref.sh): its CEL on the conformance
 #       vectors and 20,000 random selectors; its structured allocator on 20,000 random
 #       allocation instances, each decided by both
+#   2c. end-to-end suites against a real control plane built from Kubernetes' Go modules
+#       (scripts/e2e.sh: validation vs kube-apiserver's dry run, an apiserver restart)
 #   3. clang-tidy over src/
 #   4. clang build with AddressSanitizer + UndefinedBehaviorSanitizer, unit tests
 #   5. libFuzzer targets from the clang build, each for FUZZ_SECONDS
@@ -43,6 +45,9 @@ scripts/k8sref.sh cel --random "${K8SREF_CEL_CASES:-20000}" --seed 1 --show 50 |
 
 echo "== Kubernetes' allocator vs gpuplane's (scripts/k8sref.sh diff) (at ${SECONDS}s)"
 scripts/k8sref.sh diff --instances "${K8SREF_DIFF_INSTANCES:-20000}" --seed 1 --show 20 | tail -n 120
+
+echo "== end-to-end against a real control plane (scripts/e2e.sh) (at ${SECONDS}s)"
+scripts/e2e.sh
 
 echo "== clang-tidy (.clang-tidy; findings are errors) (at ${SECONDS}s)"
 git ls-files 'src/*.cc' | xargs -P "$JOBS" -n 4 clang-tidy -p build --quiet --warnings-as-errors='*' 2>/dev/null
