@@ -5,7 +5,9 @@
 #      over testdata/api/malformed, testdata/api/valid and examples/, with the Queue CRD of
 #      deploy/crds installed; a disagreement not listed with its reason in
 #      test/controlplane/validate_known.txt fails the suite (docs/CONTROLPLANE.md)
-#   2. kube-apiserver restarted: the plane comes back on the same port and serves again
+#   2. the live mode's API client (src/kube) against kube-apiserver: token and client
+#      certificate, RBAC refusal, watch (kube_test's ClientPlaneTest, GPUPLANE_TEST_PLANE)
+#   3. kube-apiserver restarted: the plane comes back on the same port and serves again
 # Needs build/gpuplane; builds build/controlplane when missing. Exit 1 on a failure, 2 when
 # the plane cannot be built or started.
 set -euo pipefail
@@ -43,6 +45,10 @@ if "${validate[@]}" testdata/api/malformed/queue-parent-missing.yaml >/dev/null 
   echo "e2e: validate passed a disagreement that is not listed" >&2
   exit 1
 fi
+
+echo "== e2e: the kube client against kube-apiserver"
+GPUPLANE_TEST_PLANE=$dir "$(dirname "$GPUPLANE_BIN")/src/kube/kube_test" --gtest_filter='ClientPlane*' \
+  --gtest_brief=1
 
 echo "== e2e: kube-apiserver restarted"
 start=$SECONDS
