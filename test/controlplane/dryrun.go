@@ -14,11 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/yaml"
-	"k8s.io/client-go/discovery"
-	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/restmapper"
-	"k8s.io/client-go/tools/clientcmd"
 )
 
 // dryRunResult is one line of `dryrun` output.
@@ -44,48 +41,20 @@ func runDryRun(args []string) int {
 		fmt.Fprintln(os.Stderr, "dryrun: --kubeconfig and at least one FILE are required")
 		return 2
 	}
-	cfg, err := clientcmd.BuildConfigFromFlags("", *kubeconfig)
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "dryrun: reading %s: %v\n", *kubeconfig, err)
-		return 1
-	}
-	cfg.QPS, cfg.Burst = 500, 1000
-	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	v, err := newValidator(*kubeconfig)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "dryrun: %v\n", err)
 		return 1
 	}
-	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc))
-	client, err := dynamic.NewForConfig(cfg)
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "dryrun: %v\n", err)
-		return 1
-	}
+	v.prepare = false // a dry run changes nothing, not even namespaces
+	v.defaultNamespace = *namespace
 	out := json.NewEncoder(os.Stdout)
 	for _, file := range fs.Args() {
-		for _, r := range dryRunFile(client, mapper, file, *namespace) {
+		for _, r := range v.dryRun(file) {
 			_ = out.Encode(r)
 		}
 	}
 	return 0
-}
-
-func dryRunFile(client dynamic.Interface, mapper *restmapper.DeferredDiscoveryRESTMapper, file, namespace string) []dryRunResult {
-	objs, err := readObjects(file)
-	if err != nil {
-		return []dryRunResult{{File: file, Error: err.Error()}}
-	}
-	var results []dryRunResult
-	for i, u := range objs {
-		r := dryRunResult{File: file, Index: i, Kind: u.GetKind(), Name: u.GetName()}
-		if err := createDryRun(client, mapper, u, namespace); err != nil {
-			r.Error = err.Error()
-		} else {
-			r.Accepted = true
-		}
-		results = append(results, r)
-	}
-	return results
 }
 
 // readObjects decodes every YAML or JSON document of file, as kubectl does: a List's items
