@@ -34,8 +34,20 @@ struct Sink {
   std::string body;
   std::string pending;
   const std::function<bool(std::string_view)>* on_line = nullptr;
-  bool stopped = false;  // on_line asked to stop
+  const std::atomic<bool>* cancel = nullptr;
+  bool stopped = false;  // on_line or cancel asked to stop
 };
+
+// curl calls this about once a second (and on progress); non-zero aborts the transfer.
+int Progress(void* user, curl_off_t /*dltotal*/, curl_off_t /*dlnow*/, curl_off_t /*ultotal*/,
+             curl_off_t /*ulnow*/) {
+  auto* sink = static_cast<Sink*>(user);
+  if (sink->cancel != nullptr && sink->cancel->load()) {
+    sink->stopped = true;
+    return 1;
+  }
+  return 0;
+}
 
 size_t Write(char* data, size_t size, size_t n, void* user) {
   auto* sink = static_cast<Sink*>(user);
@@ -121,8 +133,9 @@ absl::StatusOr<Response> Perform(CURL* h, curl_slist* headers, Sink& sink, const
   CURLcode rc = curl_easy_perform(h);
   Response r;
   curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &r.status);
-  bool ended = stream && r.status == 200 &&
-               (sink.stopped || rc == CURLE_OPERATION_TIMEDOUT || rc == CURLE_PARTIAL_FILE);
+  bool ended =
+      stream && (sink.stopped ||
+                 (r.status == 200 && (rc == CURLE_OPERATION_TIMEDOUT || rc == CURLE_PARTIAL_FILE)));
   if (rc != CURLE_OK && !ended) {
     return absl::UnavailableError(util::Cat(url, ": ", curl_easy_strerror(rc)));
   }
@@ -158,12 +171,20 @@ absl::StatusOr<Response> Client::Do(std::string_view method, const std::string& 
 
 absl::StatusOr<Response> Client::Stream(const std::string& path,
                                         const std::function<bool(std::string_view)>& on_line,
-                                        double timeout_seconds) const {
+                                        double timeout_seconds,
+                                        const std::atomic<bool>* cancel) const {
   std::string url = config_.server + path;
   auto prepared = Prepare(config_, url, timeout_seconds);
   if (!prepared.ok()) return prepared.status();
   Sink sink;
   sink.on_line = &on_line;
+  sink.cancel = cancel;
+  if (cancel != nullptr) {
+    CURL* h = prepared->first.get();
+    curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, &Progress);
+    curl_easy_setopt(h, CURLOPT_XFERINFODATA, &sink);
+    curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
+  }
   return Perform(prepared->first.get(), prepared->second.get(), sink, url, true);
 }
 

@@ -8,6 +8,7 @@
 #ifndef GPUPLANE_KUBE_CLIENT_H_
 #define GPUPLANE_KUBE_CLIENT_H_
 
+#include <atomic>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -37,9 +38,11 @@ class Client {
   // returns false, the server ends the stream, or `timeout_seconds` pass; each of those ends
   // the call with status 200. When the server answers with another status (410 Gone for a
   // resourceVersion too old, 403, ...) nothing is streamed and the body is in the Response.
+  // `cancel`, when given, ends the stream within about a second of becoming true.
   absl::StatusOr<Response> Stream(const std::string& path,
                                   const std::function<bool(std::string_view)>& on_line,
-                                  double timeout_seconds) const;
+                                  double timeout_seconds,
+                                  const std::atomic<bool>* cancel = nullptr) const;
 
   const RestConfig& config() const { return config_; }
 

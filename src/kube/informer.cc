@@ -1,0 +1,213 @@
+#include "kube/informer.h"
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <thread>
+#include <utility>
+
+#include "util/strings.h"
+
+namespace gpuplane::kube {
+namespace {
+
+std::string Escape(const std::string& s) {
+  std::string out;
+  for (unsigned char c : s) {
+    if (std::isalnum(c) != 0 || c == '-' || c == '_' || c == '.' || c == '~') {
+      out.push_back(static_cast<char>(c));
+    } else {
+      out += util::Cat("%", "0123456789ABCDEF"[c >> 4], "0123456789ABCDEF"[c & 15]);
+    }
+  }
+  return out;
+}
+
+bool Permanent(long status) {  // NOLINT(google-runtime-int): curl's type
+  return status == 401 || status == 403 || status == 404 || status == 405;
+}
+
+}  // namespace
+
+Informer::Informer(Client client, InformerOptions options, Handler handler)
+    : client_(std::move(client)), options_(std::move(options)), handler_(std::move(handler)) {}
+
+std::string Informer::KeyOf(const nlohmann::json& object) {
+  const nlohmann::json& meta = object.value("metadata", nlohmann::json::object());
+  std::string ns = meta.value("namespace", ""), name = meta.value("name", "");
+  return ns.empty() ? name : util::Cat(ns, "/", name);
+}
+
+std::optional<nlohmann::json> Informer::Get(const std::string& key) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = objects_.find(key);
+  if (it == objects_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::vector<nlohmann::json> Informer::List() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<nlohmann::json> out;
+  out.reserve(objects_.size());
+  for (const auto& [key, obj] : objects_) out.push_back(obj);
+  return out;
+}
+
+std::string Informer::ResourceVersion() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return rv_;
+}
+
+std::string Informer::Query(bool watch, const std::string& cont) const {
+  std::string q = options_.path;
+  char sep = '?';
+  auto add = [&](const std::string& k, const std::string& v) {
+    util::Append(q, sep, k, "=", Escape(v));
+    sep = '&';
+  };
+  if (!options_.label_selector.empty()) add("labelSelector", options_.label_selector);
+  if (!options_.field_selector.empty()) add("fieldSelector", options_.field_selector);
+  if (watch) {
+    add("watch", "1");
+    add("allowWatchBookmarks", "true");
+    add("resourceVersion", ResourceVersion());
+    add("timeoutSeconds", std::to_string(static_cast<int>(options_.watch_seconds)));
+  } else {
+    add("limit", std::to_string(options_.page_size));
+    if (!cont.empty()) add("continue", cont);
+  }
+  return q;
+}
+
+void Informer::Apply(EventType type, const nlohmann::json& object) {
+  std::string key = KeyOf(object);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (type == EventType::kDeleted) {
+      objects_.erase(key);
+    } else {
+      objects_[key] = object;
+    }
+    std::string rv =
+        object.value("metadata", nlohmann::json::object()).value("resourceVersion", "");
+    if (!rv.empty()) rv_ = rv;
+  }
+  if (handler_) handler_(type, object);
+}
+
+absl::Status Informer::ListAll() {
+  std::map<std::string, nlohmann::json> fresh;
+  std::string cont, rv;
+  do {
+    absl::StatusOr<Response> r = client_.Get(Query(false, cont));
+    if (!r.ok()) return r.status();
+    if (!r->ok()) {
+      absl::Status s = absl::UnavailableError(
+          util::Cat("listing ", options_.path, ": HTTP ", r->status, ": ", StatusMessage(*r)));
+      if (Permanent(r->status)) return absl::PermissionDeniedError(s.message());
+      return s;  // 410 here is an expired continue token: Run() lists again from the start
+    }
+    nlohmann::json page = nlohmann::json::parse(r->body, nullptr, false);
+    if (!page.is_object() || !page.contains("items")) {
+      return absl::UnavailableError(util::Cat("listing ", options_.path, ": not a list"));
+    }
+    for (const nlohmann::json& item : page["items"]) fresh[KeyOf(item)] = item;
+    const nlohmann::json& meta = page.value("metadata", nlohmann::json::object());
+    cont = meta.value("continue", "");
+    rv = meta.value("resourceVersion", rv);
+  } while (!cont.empty() && !stop_);
+  // What changed since the cache was last current, for the handler.
+  std::vector<std::pair<EventType, nlohmann::json>> changes;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& [key, obj] : objects_) {
+      if (!fresh.contains(key)) changes.emplace_back(EventType::kDeleted, obj);
+    }
+    for (const auto& [key, obj] : fresh) {
+      auto old = objects_.find(key);
+      if (old == objects_.end()) {
+        changes.emplace_back(EventType::kAdded, obj);
+      } else if (old->second != obj) {
+        changes.emplace_back(EventType::kModified, obj);
+      }
+    }
+    objects_ = std::move(fresh);
+    rv_ = rv;
+  }
+  ++lists_;
+  synced_ = true;
+  if (handler_) {
+    for (const auto& [type, obj] : changes) handler_(type, obj);
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<bool> Informer::WatchOnce() {
+  ++watches_;
+  bool gone = false;
+  auto on_line = [&](std::string_view line) {
+    nlohmann::json ev = nlohmann::json::parse(line, nullptr, false);
+    if (!ev.is_object()) return true;  // not an event: skip it
+    std::string type = ev.value("type", "");
+    const nlohmann::json& obj = ev.contains("object") ? ev["object"] : nlohmann::json::object();
+    if (type == "ADDED") {
+      Apply(EventType::kAdded, obj);
+    } else if (type == "MODIFIED") {
+      Apply(EventType::kModified, obj);
+    } else if (type == "DELETED") {
+      Apply(EventType::kDeleted, obj);
+    } else if (type == "BOOKMARK") {
+      std::string rv = obj.value("metadata", nlohmann::json::object()).value("resourceVersion", "");
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!rv.empty()) rv_ = rv;
+    } else if (type == "ERROR") {
+      gone = obj.value("code", 0) == 410;
+      return false;
+    }
+    backoff_ = 0;  // events flow again
+    return !stop_.load();
+  };
+  absl::StatusOr<Response> r =
+      client_.Stream(Query(true, ""), on_line, options_.watch_seconds + 30, &stop_);
+  if (!r.ok()) return r.status();
+  if (r->status == 410) return false;
+  if (r->status != 200 && r->status != 0) {
+    std::string what =
+        util::Cat("watching ", options_.path, ": HTTP ", r->status, ": ", StatusMessage(*r));
+    if (Permanent(r->status)) return absl::PermissionDeniedError(what);
+    return absl::UnavailableError(what);
+  }
+  return !gone;
+}
+
+void Informer::Backoff() {
+  backoff_ = backoff_ == 0 ? 0.2 : std::min(backoff_ * 2, 10.0);
+  for (double waited = 0; waited < backoff_ && !stop_; waited += 0.05) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+}
+
+absl::Status Informer::Run() {
+  bool need_list = true;
+  while (!stop_) {
+    if (need_list) {
+      absl::Status s = ListAll();
+      if (s.code() == absl::StatusCode::kPermissionDenied) return s;
+      if (!s.ok()) {
+        Backoff();
+        continue;
+      }
+      need_list = false;
+    }
+    absl::StatusOr<bool> w = WatchOnce();
+    if (!w.ok()) {
+      if (w.status().code() == absl::StatusCode::kPermissionDenied) return w.status();
+      Backoff();  // the connection broke: resume from the last version seen
+      continue;
+    }
+    need_list = !*w;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace gpuplane::kube

@@ -1,0 +1,79 @@
+// A cache of one kind of API object kept current by list + watch, as client-go's informers
+// do: a paged list (limit/continue), then a watch from the list's resourceVersion with
+// bookmarks; each event updates the cache and calls the handler. When the server says the
+// version is gone (410, as a status or an ERROR event: compaction, an API server restart)
+// it lists again; when the connection breaks it backs off (0.2 s doubling to 10 s) and
+// resumes the watch from the last version it saw. Objects are kept as JSON, keyed
+// "namespace/name" (or "name" for cluster-scoped kinds).
+// Thread-safety: Run() on one thread; Stop(), Synced(), Get(), List() and the counters from
+// any thread. The handler runs on Run()'s thread, outside the cache's lock.
+#ifndef GPUPLANE_KUBE_INFORMER_H_
+#define GPUPLANE_KUBE_INFORMER_H_
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "kube/client.h"
+
+namespace gpuplane::kube {
+
+enum class EventType { kAdded, kModified, kDeleted };
+
+struct InformerOptions {
+  std::string path;            // the collection, e.g. "/api/v1/pods" or ".../namespaces/ns/pods"
+  std::string label_selector;  // optional
+  std::string field_selector;  // optional
+  int page_size = 500;
+  double watch_seconds = 300;  // the server ends each watch after about this long
+};
+
+class Informer {
+ public:
+  using Handler = std::function<void(EventType, const nlohmann::json& object)>;
+
+  Informer(Client client, InformerOptions options, Handler handler = nullptr);
+
+  // Lists and watches until Stop(). Returns OK after Stop(); an error only for what a retry
+  // cannot fix (403 Forbidden, 404 for an unknown resource), naming the path and the reason.
+  absl::Status Run();
+  void Stop() { stop_ = true; }
+
+  bool Synced() const { return synced_; }
+  std::optional<nlohmann::json> Get(const std::string& key) const;
+  std::vector<nlohmann::json> List() const;
+  std::string ResourceVersion() const;
+  int64_t lists() const { return lists_; }  // including the first
+  int64_t watches() const { return watches_; }
+
+  static std::string KeyOf(const nlohmann::json& object);
+
+ private:
+  absl::Status ListAll();            // replaces the cache; handler sees the difference
+  absl::StatusOr<bool> WatchOnce();  // false: the version is gone, list again
+  void Apply(EventType type, const nlohmann::json& object);
+  std::string Query(bool watch, const std::string& cont) const;
+  void Backoff();
+
+  Client client_;
+  InformerOptions options_;
+  Handler handler_;
+  std::atomic<bool> stop_{false};
+  std::atomic<bool> synced_{false};
+  std::atomic<int64_t> lists_{0}, watches_{0};
+  double backoff_ = 0;
+  mutable std::mutex mu_;
+  std::map<std::string, nlohmann::json> objects_;  // guarded by mu_
+  std::string rv_;                                 // guarded by mu_
+};
+
+}  // namespace gpuplane::kube
+
+#endif  // GPUPLANE_KUBE_INFORMER_H_

@@ -1,0 +1,128 @@
+#include "kube/informer.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <functional>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "kube/rest_config.h"
+
+namespace gpuplane::kube {
+namespace {
+
+TEST(InformerTest, KeysAreNamespaceSlashNameOrName) {
+  EXPECT_EQ(Informer::KeyOf({{"metadata", {{"namespace", "a"}, {"name", "b"}}}}), "a/b");
+  EXPECT_EQ(Informer::KeyOf({{"metadata", {{"name", "node-1"}}}}), "node-1");
+}
+
+// Against a real kube-apiserver (GPUPLANE_TEST_PLANE, set by scripts/e2e.sh).
+class InformerPlaneTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const char* dir = std::getenv("GPUPLANE_TEST_PLANE");
+    if (dir == nullptr) GTEST_SKIP() << "GPUPLANE_TEST_PLANE is unset (scripts/e2e.sh sets it)";
+    dir_ = dir;
+    absl::StatusOr<RestConfig> cfg = LoadKubeconfig(dir_ + "/kubeconfig");
+    ASSERT_TRUE(cfg.ok()) << cfg.status();
+    client_.emplace(*cfg);
+    ns_ = "informer-" +
+          std::to_string(std::chrono::steady_clock::now().time_since_epoch().count() % 1000000);
+    ASSERT_EQ(
+        client_
+            ->Do("POST", "/api/v1/namespaces", nlohmann::json{{"metadata", {{"name", ns_}}}}.dump())
+            ->status,
+        201);
+  }
+  void TearDown() override {
+    if (client_) (void)client_->Do("DELETE", "/api/v1/namespaces/" + ns_);
+  }
+  std::string ConfigMaps() const { return "/api/v1/namespaces/" + ns_ + "/configmaps"; }
+  long Create(const std::string& name, const std::string& value) {  // NOLINT(google-runtime-int)
+    nlohmann::json cm = {{"metadata", {{"name", name}}}, {"data", {{"v", value}}}};
+    return client_->Do("POST", ConfigMaps(), cm.dump())->status;
+  }
+  // Waits up to `seconds` for `done`.
+  static bool Eventually(const std::function<bool()>& done, double seconds = 30) {
+    auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+    while (std::chrono::steady_clock::now() < end) {
+      if (done()) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return done();
+  }
+
+  std::string dir_, ns_;
+  std::optional<Client> client_;
+};
+
+TEST_F(InformerPlaneTest, ListsInPagesThenFollowsAddsUpdatesAndDeletes) {
+  for (int i = 0; i < 5; ++i) ASSERT_EQ(Create("cm-" + std::to_string(i), "0"), 201);
+  std::mutex mu;
+  std::vector<std::string> events;
+  Informer inf(*client_, {.path = ConfigMaps(), .page_size = 2, .watch_seconds = 60},
+               [&](EventType t, const nlohmann::json& obj) {
+                 std::lock_guard<std::mutex> lock(mu);
+                 events.push_back(std::to_string(static_cast<int>(t)) + Informer::KeyOf(obj));
+               });
+  std::thread run([&] { EXPECT_TRUE(inf.Run().ok()); });
+  ASSERT_TRUE(Eventually([&] { return inf.Synced(); }));
+  // kube-root-ca.crt may be there too (the controller that publishes it is not running).
+  EXPECT_GE(inf.List().size(), 5u);
+  ASSERT_EQ(Create("cm-new", "1"), 201);
+  nlohmann::json patch = {{"data", {{"v", "2"}}}};
+  EXPECT_EQ(
+      client_->Do("PATCH", ConfigMaps() + "/cm-0", patch.dump(), "application/merge-patch+json")
+          ->status,
+      200);
+  EXPECT_EQ(client_->Do("DELETE", ConfigMaps() + "/cm-1")->status, 200);
+  ASSERT_TRUE(Eventually([&] { return !inf.Get(ns_ + "/cm-1").has_value(); }));
+  ASSERT_TRUE(inf.Get(ns_ + "/cm-new").has_value());
+  EXPECT_EQ((*inf.Get(ns_ + "/cm-0"))["data"]["v"], "2");
+  inf.Stop();
+  run.join();
+  std::lock_guard<std::mutex> lock(mu);
+  auto has = [&](const std::string& e) {
+    return std::find(events.begin(), events.end(), e) != events.end();
+  };
+  EXPECT_TRUE(has("0" + ns_ + "/cm-4"));    // listed: added
+  EXPECT_TRUE(has("0" + ns_ + "/cm-new"));  // watched: added
+  EXPECT_TRUE(has("1" + ns_ + "/cm-0"));    // modified
+  EXPECT_TRUE(has("2" + ns_ + "/cm-1"));    // deleted
+  EXPECT_EQ(inf.lists(), 1);
+}
+
+TEST_F(InformerPlaneTest, FollowsThroughAnApiServerRestart) {
+  ASSERT_EQ(Create("before", "0"), 201);
+  Informer inf(*client_, {.path = ConfigMaps(), .watch_seconds = 60});
+  std::thread run([&] { EXPECT_TRUE(inf.Run().ok()); });
+  ASSERT_TRUE(Eventually([&] { return inf.Get(ns_ + "/before").has_value(); }));
+  std::string restart = "bash scripts/controlplane.sh restart-apiserver " + dir_;
+  ASSERT_EQ(std::system(restart.c_str()), 0);
+  ASSERT_EQ(Create("after", "0"), 201);
+  EXPECT_TRUE(Eventually([&] { return inf.Get(ns_ + "/after").has_value(); }, 60))
+      << "lists " << inf.lists() << " watches " << inf.watches();
+  EXPECT_GE(inf.watches(), 2);  // the watch broke
+  // The restarted server's watch cache begins after the informer's version (the server wrote
+  // its own objects on start), so resuming gets 410 Gone and the informer lists again.
+  EXPECT_EQ(inf.lists(), 2);
+  inf.Stop();
+  run.join();
+}
+
+TEST_F(InformerPlaneTest, AForbiddenResourceEndsRunWithTheReason) {
+  absl::StatusOr<RestConfig> viewer = LoadKubeconfig(dir_ + "/kubeconfig-viewer");
+  ASSERT_TRUE(viewer.ok());
+  Informer inf(Client(*viewer), {.path = "/api/v1/nodes"});
+  absl::Status s = inf.Run();
+  EXPECT_EQ(s.code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_NE(s.message().find("listing /api/v1/nodes: HTTP 403"), std::string_view::npos) << s;
+}
+
+}  // namespace
+}  // namespace gpuplane::kube
