@@ -6,7 +6,8 @@
 #       vectors and 20,000 random selectors; its structured allocator on 20,000 random
 #       allocation instances, each decided by both
 #   2c. end-to-end suites against a real control plane built from Kubernetes' Go modules
-#       (scripts/e2e.sh: validation vs kube-apiserver's dry run, an apiserver restart)
+#       (scripts/e2e.sh: gpuplane validate vs kube-apiserver's dry run; the live mode's API
+#       client, informers through an apiserver restart, Lease leader election)
 #   3. clang-tidy over src/
 #   4. clang build with AddressSanitizer + UndefinedBehaviorSanitizer, unit tests
 #   5. libFuzzer targets from the clang build, each for FUZZ_SECONDS
