@@ -8,8 +8,8 @@
 #   2. the live mode's API client (src/kube) against kube-apiserver: token and client
 #      certificate, RBAC refusal, watch; an informer through a kube-apiserver restart
 #      (scripts/controlplane.sh restart-apiserver: 410 Gone, list again); leader election on
-#      a Lease (one of two leads, hand-over, a crashed leader); kube_test's *PlaneTest with
-#      GPUPLANE_TEST_PLANE
+#      a Lease (one of two leads, hand-over, a crashed leader); a scheduling pass over the
+#      cluster cache placing a pod; kube_test's *PlaneTest with GPUPLANE_TEST_PLANE
 # Needs build/gpuplane; builds build/controlplane when missing. Exit 1 on a failure, 2 when
 # the plane cannot be built or started.
 set -euo pipefail

@@ -3,8 +3,9 @@
 // bookmarks; each event updates the cache and calls the handler. When the server says the
 // version is gone (410, as a status or an ERROR event: compaction, an API server restart)
 // it lists again; when the connection breaks it backs off (0.2 s doubling to 10 s) and
-// resumes the watch from the last version it saw. Objects are kept as JSON, keyed
-// "namespace/name" (or "name" for cluster-scoped kinds).
+// resumes the watch from the last version it saw. The Informer owns its cache: objects kept
+// as JSON, keyed "namespace/name" (or "name" for cluster-scoped kinds); Get() and List()
+// return copies.
 // Thread-safety: Run() on one thread; Stop(), Synced(), Get(), List() and the counters from
 // any thread. The handler runs on Run()'s thread, outside the cache's lock.
 #ifndef GPUPLANE_KUBE_INFORMER_H_

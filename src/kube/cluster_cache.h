@@ -1,0 +1,56 @@
+// The cluster as gpuplane schedules it, kept current from the API server: one informer per
+// kind (DeviceClasses, ResourceSlices, Nodes; Pods, ResourceClaims, ResourceClaimTemplates).
+// Load() turns the caches into the objects a scheduling pass reads (sched/pass.h) through
+// api's own reader, so what the server serves is decoded and checked exactly as files are;
+// a problem names the object and field ("api:/apis/resource.k8s.io/v1/resourceslices: ...").
+// The cache owns its informers and their threads (Stop() or the destructor joins them); Load()
+// returns copies. Thread-safety: Start() and Stop() from one thread; Synced() and Load() from any
+// thread (each informer guards its own cache). on_change runs on the informers' threads.
+#ifndef GPUPLANE_KUBE_CLUSTER_CACHE_H_
+#define GPUPLANE_KUBE_CLUSTER_CACHE_H_
+
+#include <functional>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "api/loader.h"
+#include "kube/client.h"
+#include "kube/informer.h"
+
+namespace gpuplane::kube {
+
+class ClusterCache {
+ public:
+  // on_change: called after any cached object changes (from an informer's thread).
+  ClusterCache(const Client& client, const std::function<void()>& on_change);
+  ~ClusterCache();
+  ClusterCache(const ClusterCache&) = delete;
+  ClusterCache& operator=(const ClusterCache&) = delete;
+
+  void Start();
+  void Stop();
+  bool Synced() const;
+  // The first error an informer stopped with (403 on a kind: missing RBAC), or OK.
+  absl::Status Error() const;
+
+  struct Loaded {
+    std::vector<api::SourcedObject> cluster;   // DeviceClasses, ResourceSlices, Nodes
+    std::vector<api::SourcedObject> work;      // the Pods `pod_filter` keeps, claims, templates
+    std::vector<api::Diagnostic> diagnostics;  // of all of them, checked together
+  };
+  // `pod_filter` picks the pods to schedule (e.g. pending, this scheduler's name).
+  Loaded Load(const std::function<bool(const nlohmann::json&)>& pod_filter) const;
+
+ private:
+  struct Kind;
+  std::vector<std::unique_ptr<Kind>> kinds_;
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace gpuplane::kube
+
+#endif  // GPUPLANE_KUBE_CLUSTER_CACHE_H_
