@@ -8,6 +8,7 @@
 
 #include "api/loader.h"
 #include "api/testing.h"
+#include "api/writer.h"
 #include "gtest/gtest.h"
 
 namespace gpuplane::api {
@@ -63,7 +64,8 @@ namespace gpuplane::api {
 namespace {
 
 // Inputs the fuzzer found problems with: each must load (as YAML and as JSON) to errors,
-// promptly, without crashing.
+// promptly, without crashing, and each object in them that is valid must survive
+// encode -> decode unchanged (fuzz/api_fuzz.cc checks the same).
 TEST(FuzzRegressionTest, InputsLoadToErrorsWithoutCrashing) {
   int cases = 0;
   for (const auto& entry :
@@ -75,7 +77,17 @@ TEST(FuzzRegressionTest, InputsLoadToErrorsWithoutCrashing) {
       std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
       Loader loader;
       loader.AddText(text, entry.path().string(), f);
-      EXPECT_GT(loader.Finish().errors(), 0u);
+      LoadResult r = loader.Finish();
+      EXPECT_GT(r.errors(), 0u);
+      for (const SourcedObject& o : r.objects) {
+        if (!o.valid) continue;
+        std::string yaml = ToYaml(EncodeObject(o.object));
+        Loader again;
+        again.AddText(yaml, "round-trip", Format::kYaml);
+        LoadResult back = again.Finish();
+        ASSERT_EQ(back.objects.size(), 1u) << yaml;
+        EXPECT_EQ(back.objects[0].object, o.object) << yaml;
+      }
     }
   }
   EXPECT_GE(cases, 2);

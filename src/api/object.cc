@@ -181,6 +181,8 @@ std::vector<SourcedObject> DecodeObjects(const Doc& doc, std::string_view file,
   CheckMeta(d, doc, MetaOf(*obj), IsNamespaced(*obj));
   if (group == Group::kResource) {  // converted on read: from here on it is a v1 object
     std::visit([](auto& v) { v.api_version = kResourceApiVersion; }, *obj);
+  } else if (group == Group::kCore) {  // "/v1" is "v1", as Kubernetes parses group versions
+    std::visit([&version](auto& v) { v.api_version = version; }, *obj);
   }
   out.push_back(
       SourcedObject{std::move(*obj), std::string(file), doc.line(), d.errors() == errors_before});
