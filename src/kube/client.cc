@@ -58,9 +58,11 @@ size_t Write(char* data, size_t size, size_t n, void* user) {
     sink->body.append(data, len);
     return len;
   }
+  // Only the new bytes can hold a newline: what was pending before had none.
+  size_t searched = sink->pending.size();
   sink->pending.append(data, len);
   size_t start = 0;
-  for (size_t nl = sink->pending.find('\n'); nl != std::string::npos;
+  for (size_t nl = sink->pending.find('\n', searched); nl != std::string::npos;
        nl = sink->pending.find('\n', start)) {
     std::string_view line(sink->pending.data() + start, nl - start);
     start = nl + 1;

@@ -144,7 +144,7 @@ absl::Status Informer::ListAll() {
 
 absl::StatusOr<bool> Informer::WatchOnce() {
   ++watches_;
-  bool gone = false;
+  int error_code = 0;  // of an ERROR event: 410 means the version is gone
   auto on_line = [&](std::string_view line) {
     nlohmann::json ev = nlohmann::json::parse(line, nullptr, false);
     if (!ev.is_object()) return true;  // not an event: skip it
@@ -161,7 +161,7 @@ absl::StatusOr<bool> Informer::WatchOnce() {
       std::lock_guard<std::mutex> lock(mu_);
       if (!rv.empty()) rv_ = rv;
     } else if (type == "ERROR") {
-      gone = obj.value("code", 0) == 410;
+      error_code = obj.value("code", 0);
       return false;
     }
     backoff_ = 0;  // events flow again
@@ -177,7 +177,11 @@ absl::StatusOr<bool> Informer::WatchOnce() {
     if (Permanent(r->status)) return absl::PermissionDeniedError(what);
     return absl::UnavailableError(what);
   }
-  return !gone;
+  if (error_code != 0 && error_code != 410) {  // back off, then resume: never spin on errors
+    return absl::UnavailableError(
+        util::Cat("watching ", options_.path, ": the server sent an error event ", error_code));
+  }
+  return error_code != 410;
 }
 
 void Informer::Backoff() {

@@ -1,11 +1,12 @@
 #include "kube/leader.h"
 
 #include <cmath>
-#include <ctime>
 #include <nlohmann/json.hpp>
 #include <thread>
 #include <utility>
 
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "util/strings.h"
 
 namespace gpuplane::kube {
@@ -15,17 +16,7 @@ using Clock = std::chrono::steady_clock;
 
 // RFC 3339 with microseconds in UTC, the MicroTime format of Lease times.
 std::string MicroTimeNow() {
-  auto now = std::chrono::system_clock::now();
-  std::time_t secs = std::chrono::system_clock::to_time_t(now);
-  auto micros =
-      std::chrono::duration_cast<std::chrono::microseconds>(now.time_since_epoch()).count() %
-      1000000;
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  char buf[40];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
-  std::string frac = std::to_string(1000000 + micros).substr(1);  // six digits
-  return util::Cat(buf, ".", frac, "Z");
+  return absl::FormatTime("%Y-%m-%dT%H:%M:%E6SZ", absl::Now(), absl::UTCTimeZone());
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // How to reach a Kubernetes API server: the server URL, how to trust it and how to
 // authenticate, read from a kubeconfig file (as kubectl reads one) or from the in-cluster
-// service account. Plain values; loading is a pure function of the files it reads.
+// service account. RestConfig is a plain value the caller owns (copyable; no shared state);
+// loading is a pure function of the files and environment it reads, safe from any thread.
 // Errors name the file, the line when there is one, the field and what to do.
 #ifndef GPUPLANE_KUBE_REST_CONFIG_H_
 #define GPUPLANE_KUBE_REST_CONFIG_H_

@@ -29,7 +29,7 @@ TEST(RestConfigTest, ANamedContextWithBase64Data) {
   EXPECT_TRUE(c->token.empty());
 }
 
-TEST(RestConfigTest, ErrorsNameTheFileTheFieldAndWhatToDo) {
+TEST(RestConfigTest, ErrorsNameTheFileTheFieldAndTheRemedy) {
   auto msg = [](const char* file, const char* ctx = "") {
     return std::string(LoadKubeconfig(file, ctx).status().message());
   };
