@@ -26,6 +26,7 @@ Command AddSimulateCommand(CLI::App& app);
 Command AddAttributeCommand(CLI::App& app);
 Command AddAgentCommand(CLI::App& app);
 Command AddReportCommand(CLI::App& app);
+Command AddSchedulerCommand(CLI::App& app);
 
 }  // namespace gpuplane::cli
 

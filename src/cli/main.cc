@@ -23,6 +23,7 @@ int main(int argc, char** argv) {
       gpuplane::cli::AddSimulateCommand(app), gpuplane::cli::AddAttributeCommand(app),
       gpuplane::cli::AddAgentCommand(app),    gpuplane::cli::AddReportCommand(app),
       gpuplane::cli::AddScheduleCommand(app), gpuplane::cli::AddExplainCommand(app),
+      gpuplane::cli::AddSchedulerCommand(app),
   };
   CLI::App* version = app.add_subcommand("version", "Print the version");
   commands.push_back({version, [] {

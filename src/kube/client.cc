@@ -19,6 +19,28 @@ void GlobalInit() {
   std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
 }
 
+// One connection cache, TLS session cache and DNS cache for every handle of the process, so
+// requests reuse kept-alive connections instead of a TLS handshake each (curl locks the share
+// through these callbacks; handles themselves stay per call).
+std::mutex g_share_mu[CURL_LOCK_DATA_LAST];
+void ShareLock(CURL* /*h*/, curl_lock_data data, curl_lock_access /*access*/, void* /*user*/) {
+  g_share_mu[data].lock();
+}
+void ShareUnlock(CURL* /*h*/, curl_lock_data data, void* /*user*/) { g_share_mu[data].unlock(); }
+
+CURLSH* Share() {
+  static CURLSH* share = [] {
+    CURLSH* s = curl_share_init();
+    curl_share_setopt(s, CURLSHOPT_LOCKFUNC, &ShareLock);
+    curl_share_setopt(s, CURLSHOPT_UNLOCKFUNC, &ShareUnlock);
+    curl_share_setopt(s, CURLSHOPT_SHARE, CURL_LOCK_DATA_CONNECT);
+    curl_share_setopt(s, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
+    curl_share_setopt(s, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
+    return s;
+  }();
+  return share;
+}
+
 struct CurlDeleter {
   void operator()(CURL* c) const { curl_easy_cleanup(c); }
 };
@@ -89,6 +111,7 @@ absl::StatusOr<std::pair<Curl, Headers>> Prepare(const RestConfig& cfg, const st
   CURL* h = c.get();
   curl_easy_setopt(h, CURLOPT_URL, url.c_str());
   curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(h, CURLOPT_SHARE, Share());
   curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, 10000L);
   curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, static_cast<long>(timeout_seconds * 1000));  // NOLINT
   curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");

@@ -1,7 +1,8 @@
 // A Kubernetes API client on libcurl: one HTTPS request per call (verbs and paths as the
 // REST API has them), bearer tokens re-read from their file on every request, client
 // certificates, the cluster's CA; and streams (watch) delivered line by line. Each call uses
-// its own connection state, so a Client is thread-safe and cheap to copy.
+// its own curl handle over a process-wide pool of kept-alive connections (one TLS handshake per
+// connection, not per request), so a Client is thread-safe and cheap to copy.
 // Errors: Unavailable when the server cannot be reached (naming the URL and curl's reason);
 // an HTTP error status is not an error of the call: it is in Response::status, and
 // StatusMessage() reads the API's Status object.

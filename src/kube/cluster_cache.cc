@@ -1,18 +1,24 @@
 #include "kube/cluster_cache.h"
 
+#include <map>
 #include <mutex>
+#include <optional>
 #include <utility>
 
+#include "absl/strings/numbers.h"
 #include "api/reader.h"
 #include "util/strings.h"
 
 namespace gpuplane::kube {
 
 struct ClusterCache::Kind {
-  std::string path, api_version, list_kind;
+  std::string path, api_version, list_kind, kind;
+  bool optional = false;
   std::unique_ptr<Informer> informer;
   mutable std::mutex mu;
-  absl::Status error;  // guarded by mu
+  absl::Status error;                             // guarded by mu
+  bool served = true;                             // guarded by mu
+  std::map<std::string, nlohmann::json> assumed;  // guarded by mu
 };
 
 namespace {
@@ -21,7 +27,17 @@ struct KindSpec {
   const char* path;
   const char* api_version;
   const char* list_kind;
+  bool optional = false;  // a server without it is fine (the cache is then empty)
 };
+
+// A resourceVersion as etcd writes them (a decimal counter), or -1.
+int64_t Version(const nlohmann::json& obj) {
+  const nlohmann::json& m = obj.value("metadata", nlohmann::json::object());
+  std::string rv = m.value("resourceVersion", "");
+  int64_t v = -1;
+  if (rv.empty() || !absl::SimpleAtoi(rv, &v)) return -1;
+  return v;
+}
 
 constexpr KindSpec kKinds[] = {
     {"/apis/resource.k8s.io/v1/deviceclasses", "resource.k8s.io/v1", "DeviceClassList"},
@@ -31,6 +47,10 @@ constexpr KindSpec kKinds[] = {
     {"/apis/resource.k8s.io/v1/resourceclaims", "resource.k8s.io/v1", "ResourceClaimList"},
     {"/apis/resource.k8s.io/v1/resourceclaimtemplates", "resource.k8s.io/v1",
      "ResourceClaimTemplateList"},
+    {"/apis/scheduling.k8s.io/v1alpha1/workloads", "scheduling.k8s.io/v1alpha1", "WorkloadList",
+     true},
+    {"/apis/scheduling.x-k8s.io/v1alpha1/podgroups", "scheduling.x-k8s.io/v1alpha1", "PodGroupList",
+     true},
 };
 
 }  // namespace
@@ -41,6 +61,8 @@ ClusterCache::ClusterCache(const Client& client, const std::function<void()>& on
     kind->path = k.path;
     kind->api_version = k.api_version;
     kind->list_kind = k.list_kind;
+    kind->kind = kind->list_kind.substr(0, kind->list_kind.size() - 4);
+    kind->optional = k.optional;
     Informer::Handler h = nullptr;
     if (on_change) h = [on_change](EventType, const nlohmann::json&) { on_change(); };
     kind->informer = std::make_unique<Informer>(client, InformerOptions{.path = k.path}, h);
@@ -56,7 +78,11 @@ void ClusterCache::Start() {
     threads_.emplace_back([kind] {
       absl::Status s = kind->informer->Run();
       std::lock_guard<std::mutex> lock(kind->mu);
-      kind->error = s;
+      if (kind->optional && s.code() == absl::StatusCode::kNotFound) {
+        kind->served = false;
+      } else {
+        kind->error = s;
+      }
     });
   }
 }
@@ -69,9 +95,67 @@ void ClusterCache::Stop() {
 
 bool ClusterCache::Synced() const {
   for (const auto& k : kinds_) {
-    if (!k->informer->Synced()) return false;
+    if (k->informer->Synced()) continue;
+    std::lock_guard<std::mutex> lock(k->mu);
+    if (k->served) return false;
   }
   return true;
+}
+
+ClusterCache::Kind* ClusterCache::Find(std::string_view kind) const {
+  for (const auto& k : kinds_) {
+    if (k->kind == kind) return k.get();
+  }
+  return nullptr;
+}
+
+bool ClusterCache::Served(std::string_view kind) const {
+  Kind* k = Find(kind);
+  if (k == nullptr) return false;
+  std::lock_guard<std::mutex> lock(k->mu);
+  return k->served;
+}
+
+std::optional<nlohmann::json> ClusterCache::Get(std::string_view kind,
+                                                const std::string& key) const {
+  Kind* k = Find(kind);
+  if (k == nullptr) return std::nullopt;
+  std::optional<nlohmann::json> cached = k->informer->Get(key);
+  std::lock_guard<std::mutex> lock(k->mu);
+  auto it = k->assumed.find(key);
+  if (cached && it != k->assumed.end() && Version(*cached) < Version(it->second)) {
+    return it->second;
+  }
+  return cached;
+}
+
+void ClusterCache::Assume(std::string_view kind, nlohmann::json object) {
+  Kind* k = Find(kind);
+  if (k == nullptr) return;
+  std::string key = Informer::KeyOf(object);
+  std::lock_guard<std::mutex> lock(k->mu);
+  k->assumed[key] = std::move(object);
+}
+
+std::vector<nlohmann::json> ClusterCache::List(std::string_view kind) const {
+  Kind* k = Find(kind);
+  if (k == nullptr) return {};
+  std::vector<nlohmann::json> objects = k->informer->List();
+  std::lock_guard<std::mutex> lock(k->mu);
+  for (nlohmann::json& obj : objects) {
+    auto it = k->assumed.find(Informer::KeyOf(obj));
+    if (it != k->assumed.end() && Version(obj) < Version(it->second)) obj = it->second;
+  }
+  return objects;
+}
+
+size_t ClusterCache::AssumedCount() const {
+  size_t n = 0;
+  for (const auto& k : kinds_) {
+    std::lock_guard<std::mutex> lock(k->mu);
+    n += k->assumed.size();
+  }
+  return n;
 }
 
 absl::Status ClusterCache::Error() const {
@@ -87,7 +171,23 @@ ClusterCache::Loaded ClusterCache::Load(
   api::Loader loader;
   for (const auto& k : kinds_) {
     nlohmann::json items = nlohmann::json::array();
-    for (nlohmann::json& obj : k->informer->List()) {
+    std::vector<nlohmann::json> objects = k->informer->List();
+    {
+      // What this process wrote stands in for the cached copy until the watch delivers it;
+      // then (or when the object is gone) the assumed copy is dropped.
+      std::lock_guard<std::mutex> lock(k->mu);
+      std::map<std::string, nlohmann::json> still;
+      for (nlohmann::json& obj : objects) {
+        auto it = k->assumed.find(Informer::KeyOf(obj));
+        if (it == k->assumed.end()) continue;
+        if (Version(obj) < Version(it->second)) {
+          obj = it->second;
+          still.insert(std::move(*it));
+        }
+      }
+      k->assumed = std::move(still);
+    }
+    for (nlohmann::json& obj : objects) {
       if (k->list_kind == "PodList" && !pod_filter(obj)) continue;
       items.push_back(std::move(obj));
     }

@@ -1,8 +1,13 @@
 // The cluster as gpuplane schedules it, kept current from the API server: one informer per
-// kind (DeviceClasses, ResourceSlices, Nodes; Pods, ResourceClaims, ResourceClaimTemplates).
+// kind (DeviceClasses, ResourceSlices, Nodes; Pods, ResourceClaims, ResourceClaimTemplates;
+// Workloads and PodGroups where the server serves them: a kind it answers 404 for stays
+// empty and counts as synced).
 // Load() turns the caches into the objects a scheduling pass reads (sched/pass.h) through
 // api's own reader, so what the server serves is decoded and checked exactly as files are;
 // a problem names the object and field ("api:/apis/resource.k8s.io/v1/resourceslices: ...").
+// Objects this process wrote can be assumed (Assume): the written copy stands in for the cached
+// one until the watch delivers a version at least as new, so a scheduling pass never decides
+// from a cache that has not seen its own last writes.
 // The cache owns its informers and their threads (Stop() or the destructor joins them); Load()
 // returns copies. Thread-safety: Start() and Stop() from one thread; Synced() and Load() from any
 // thread (each informer guards its own cache). on_change runs on the informers' threads.
@@ -12,7 +17,9 @@
 #include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -45,8 +52,20 @@ class ClusterCache {
   // `pod_filter` picks the pods to schedule (e.g. pending, this scheduler's name).
   Loaded Load(const std::function<bool(const nlohmann::json&)>& pod_filter) const;
 
+  // `kind`: "Pod", "ResourceClaim", "Workload", ... ; `key`: "ns/name" (or "name").
+  // The object as cached (or as assumed, while that is newer).
+  std::optional<nlohmann::json> Get(std::string_view kind, const std::string& key) const;
+  // `object` as this process wrote it; its metadata.resourceVersion decides when the cache
+  // has caught up (a bound pod: the cached version plus one).
+  void Assume(std::string_view kind, nlohmann::json object);
+  // Every cached object of `kind` (assumed copies where newer).
+  std::vector<nlohmann::json> List(std::string_view kind) const;
+  size_t AssumedCount() const;
+  bool Served(std::string_view kind) const;
+
  private:
   struct Kind;
+  Kind* Find(std::string_view kind) const;
   std::vector<std::unique_ptr<Kind>> kinds_;
   std::vector<std::thread> threads_;
 };

@@ -104,6 +104,7 @@ absl::Status Informer::ListAll() {
     if (!r->ok()) {
       absl::Status s = absl::UnavailableError(
           util::Cat("listing ", options_.path, ": HTTP ", r->status, ": ", StatusMessage(*r)));
+      if (r->status == 404) return absl::NotFoundError(s.message());  // a kind not served
       if (Permanent(r->status)) return absl::PermissionDeniedError(s.message());
       return s;  // 410 here is an expired continue token: Run() lists again from the start
     }
@@ -196,7 +197,10 @@ absl::Status Informer::Run() {
   while (!stop_) {
     if (need_list) {
       absl::Status s = ListAll();
-      if (s.code() == absl::StatusCode::kPermissionDenied) return s;
+      if (s.code() == absl::StatusCode::kPermissionDenied ||
+          s.code() == absl::StatusCode::kNotFound) {
+        return s;
+      }
       if (!s.ok()) {
         Backoff();
         continue;

@@ -43,7 +43,8 @@ class Informer {
   Informer(Client client, InformerOptions options, Handler handler = nullptr);
 
   // Lists and watches until Stop(). Returns OK after Stop(); an error only for what a retry
-  // cannot fix (403 Forbidden, 404 for an unknown resource), naming the path and the reason.
+  // cannot fix, naming the path and the reason: PermissionDenied (401, 403, 405) or NotFound
+  // (404: the server does not serve the kind, e.g. a CRD not installed).
   absl::Status Run();
   void Stop() { stop_ = true; }
 

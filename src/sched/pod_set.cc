@@ -64,6 +64,23 @@ void ResolveClaims(const Index& ix, const api::SourcedObject& o, PodInfo& p) {
       p.claims.push_back({it->first, *it->second, true});
       continue;
     }
+    // In a cluster the resourceclaim controller made the claim and named it in the pod's
+    // status; that object (allocated or not) is the claim.
+    const std::optional<std::string>* made = nullptr;
+    for (const api::PodResourceClaimStatus& st : p.pod->status.resource_claim_statuses) {
+      if (st.name == rc.name && st.resource_claim_name) made = &st.resource_claim_name;
+    }
+    if (made != nullptr) {
+      auto it = ix.claims.find(ns + "/" + **made);
+      if (it == ix.claims.end()) {
+        p.problem = Status::Of(Code::kUnschedulable, Stage::kInput,
+                               util::Cat(Where(o), "ResourceClaim ", ns, "/", **made,
+                                         " (made from a template) is not among the inputs"));
+        return;
+      }
+      p.claims.push_back({it->first, *it->second, false});
+      continue;
+    }
     std::string tname = rc.resource_claim_template_name.value_or("");
     auto it = ix.templates.find(util::Cat(ns, "/", tname));
     if (it == ix.templates.end()) {

@@ -1,6 +1,6 @@
 // The work of one scheduling pass, read from workload objects: Pods with their claims
-// (ResourceClaims they name, claims instantiated per Pod from ResourceClaimTemplates as
-// `<pod>-<claim>`), and gangs from scheduling.x-k8s.io PodGroups (pods labelled
+// (ResourceClaims they name; for a template, the claim the pod's status.resourceClaimStatuses
+// names, as the resourceclaim controller made it, else one instantiated as `<pod>-<claim>`), and gangs from scheduling.x-k8s.io PodGroups (pods labelled
 // `scheduling.x-k8s.io/pod-group`, `minMember`) and scheduling.k8s.io Workloads (pods with
 // `spec.workloadRef`, `podGroups[].policy.gang.minCount`; one gang per pod group and replica
 // key). Topology requests are annotations on the PodGroup, Workload or pod:

@@ -1,0 +1,430 @@
+#include "kube/scheduler.h"
+
+#include <chrono>
+#include <cstdio>
+#include <set>
+#include <thread>
+#include <tuple>
+#include <utility>
+
+#include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "sched/pass.h"
+#include "sched/status.h"
+#include "util/strings.h"
+
+namespace gpuplane::kube {
+namespace {
+
+using nlohmann::json;
+
+void Log(const std::string& msg) { std::fprintf(stderr, "gpuplane scheduler: %s\n", msg.c_str()); }
+
+// Keeps the pods a pass needs: those bound and not finished (they hold capacity), and this
+// scheduler's pending pods that are not being deleted, not gated, and whose claims from
+// templates exist (`waiting` counts those that do not yet).
+bool Keep(const json& pod, const std::string& name, int64_t& waiting) {
+  const json& spec = pod.value("spec", json::object());
+  const json& status = pod.value("status", json::object());
+  std::string phase = status.value("phase", "");
+  if (phase == "Succeeded" || phase == "Failed") return false;
+  if (!spec.value("nodeName", "").empty()) return true;
+  if (spec.value("schedulerName", "default-scheduler") != name) return false;
+  if (pod["metadata"].contains("deletionTimestamp")) return false;
+  if (spec.contains("schedulingGates") && !spec["schedulingGates"].empty()) return false;
+  for (const json& rc : spec.value("resourceClaims", json::array())) {
+    if (!rc.contains("resourceClaimTemplateName")) continue;
+    bool made = false;
+    for (const json& st : status.value("resourceClaimStatuses", json::array())) {
+      made = made ||
+             (st.value("name", "") == rc.value("name", "") && st.contains("resourceClaimName"));
+    }
+    if (!made) {
+      ++waiting;
+      return false;
+    }
+  }
+  return true;
+}
+
+double CreatedAgo(const json& pod) {
+  std::string ts = pod["metadata"].value("creationTimestamp", "");
+  absl::Time t;
+  std::string err;
+  if (!absl::ParseTime(absl::RFC3339_full, ts, &t, &err)) return -1;
+  return absl::ToDoubleSeconds(absl::Now() - t);
+}
+
+std::string Split(const std::string& key, size_t part) {
+  std::vector<std::string> parts = absl::StrSplit(key, '/');
+  return part < parts.size() ? parts[part] : "";
+}
+
+using DeviceId = std::tuple<std::string, std::string, std::string>;  // driver, pool, device
+
+void AddDevices(const json& allocation, std::set<DeviceId>& out) {
+  if (!allocation.is_object() || !allocation.contains("devices")) return;
+  for (const json& r : allocation["devices"].value("results", json::array())) {
+    out.emplace(r.value("driver", ""), r.value("pool", ""), r.value("device", ""));
+  }
+}
+
+}  // namespace
+
+// One unit of writes: a single pod, or the members of one gang object decided together; or
+// one pod's unschedulable report.
+struct Scheduler::Job {
+  struct Member {
+    PodRef pod;
+    std::string node;
+    double created_ago = -1;
+    json cached_pod;
+    std::vector<std::pair<std::string, json>> claims;  // "ns/name", allocation
+  };
+  std::string gang_kind, gang_ns, gang_name;  // empty for single pods
+  std::vector<Member> members;
+  std::string unschedulable;  // the reason to report, for a report
+  bool done = false;
+};
+
+Scheduler::Scheduler(const Client& client, SchedulerOptions options)
+    : client_(client), writer_(client), options_(std::move(options)) {
+  cache_ = std::make_unique<ClusterCache>(client_, [this] { Wake(); });
+}
+
+Scheduler::~Scheduler() { cache_->Stop(); }
+
+void Scheduler::Wake() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    dirty_ = true;
+  }
+  cv_.notify_one();
+}
+
+void Scheduler::Stop() {
+  stop_ = true;
+  cv_.notify_one();
+}
+
+bool Scheduler::Ready() const { return cache_->Synced() && cache_->Error().ok(); }
+
+absl::Status Scheduler::Run(const std::function<bool()>& leading) {
+  leading_ = leading;
+  cache_->Start();
+  while (!stop_) {
+    if (absl::Status e = cache_->Error(); !e.ok()) {
+      cache_->Stop();
+      return e;
+    }
+    bool synced = cache_->Synced();
+    bool lead = leading_();
+    metrics_.synced = synced;
+    metrics_.leading = lead;
+    if (!synced || !lead) {
+      was_leading_ = false;
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait_for(lock, std::chrono::milliseconds(100), [this] { return stop_.load(); });
+      continue;
+    }
+    if (!was_leading_) {
+      Recover();
+      was_leading_ = true;
+      std::lock_guard<std::mutex> lock(mu_);
+      dirty_ = true;
+    }
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait_for(lock, std::chrono::milliseconds(500), [this] { return dirty_ || stop_.load(); });
+      if (!dirty_ || stop_) continue;
+      dirty_ = false;
+    }
+    if (absl::Status s = Cycle(); !s.ok()) {
+      cache_->Stop();
+      return s;
+    }
+  }
+  cache_->Stop();
+  return absl::OkStatus();
+}
+
+absl::Status Scheduler::Cycle() {
+  auto start = std::chrono::steady_clock::now();
+  int64_t waiting = 0;
+  ClusterCache::Loaded loaded =
+      cache_->Load([&](const json& pod) { return Keep(pod, options_.name, waiting); });
+  sched::SessionOptions opts;
+  opts.policy = options_.policy;
+  absl::StatusOr<sched::PassResult> pass =
+      sched::RunPass(std::move(loaded.cluster), loaded.work, opts);
+  if (!pass.ok()) return pass.status();
+  for (const std::string& w : pass->warnings) {
+    if (warned_.insert(w).second) Log(w);
+  }
+
+  std::vector<Job> jobs;
+  std::map<std::string, size_t> gang_jobs;  // gang object "Kind/ns/name" -> job
+  std::map<std::string, int64_t> pending;
+  std::set<int> gangs_waiting;
+  const sched::PodSet& pods = pass->pods;
+  for (size_t i = 0; i < pods.pods.size(); ++i) {
+    const sched::PodInfo& p = pods.pods[i];
+    if (!p.bound_node.empty()) continue;
+    const sched::Decision& d = pass->decisions[i];
+    const api::ObjectMeta& m = p.pod->metadata;
+    PodRef ref{m.namespace_name, m.name, m.uid};
+    if (!d.status.ok() || d.node == model::kNoId) {
+      std::string reason =
+          util::Cat(sched::CodeName(d.status.code), "/", sched::StageName(d.status.stage));
+      ++pending[reason];
+      if (p.gang >= 0) gangs_waiting.insert(p.gang);
+      std::string message = sched::Render(d.status);
+      std::string hint = sched::Hint(d.status);
+      if (!hint.empty()) message += " " + hint;
+      if (reported_[m.uid] == message) continue;
+      Job job;
+      job.members.push_back({ref, "", -1, json(), {}});
+      job.unschedulable = message;
+      jobs.push_back(std::move(job));
+      continue;
+    }
+    Job::Member member{ref, pass->snapshot->inventory().nodes()[d.node].name, -1, json(), {}};
+    std::optional<json> cached = cache_->Get("Pod", p.key);
+    if (!cached) continue;
+    member.cached_pod = *cached;
+    member.created_ago = CreatedAgo(*cached);
+    for (const auto& [key, allocation] : d.claims) {
+      member.claims.emplace_back(key, AllocationJson(allocation));
+    }
+    const sched::Gang* g = p.gang >= 0 ? &pods.gangs[p.gang] : nullptr;
+    if (g != nullptr && (g->kind == "PodGroup" || g->kind == "Workload")) {
+      std::string object = util::Cat(g->kind, "/", Split(g->key, 0), "/", Split(g->key, 1));
+      auto [it, fresh] = gang_jobs.emplace(object, jobs.size());
+      if (fresh) {
+        Job job;
+        job.gang_kind = g->kind;
+        job.gang_ns = Split(g->key, 0);
+        job.gang_name = Split(g->key, 1);
+        jobs.push_back(std::move(job));
+      }
+      jobs[it->second].members.push_back(std::move(member));
+      continue;
+    }
+    Job job;
+    job.members.push_back(std::move(member));
+    jobs.push_back(std::move(job));
+  }
+  if (waiting > 0) pending["Waiting/ClaimFromTemplate"] = waiting;
+  metrics_.SetPending(std::move(pending), static_cast<int64_t>(gangs_waiting.size()));
+
+  // The writes, in parallel; the cycle ends when all are done.
+  std::atomic<size_t> next{0};
+  std::vector<std::thread> workers;
+  int n = std::max(1, std::min<int>(options_.writers, static_cast<int>(jobs.size())));
+  for (int w = 0; w < n && !jobs.empty(); ++w) {
+    workers.emplace_back([&] {
+      for (size_t j = next++; j < jobs.size(); j = next++) Execute(jobs[j]);
+    });
+  }
+  for (std::thread& t : workers) t.join();
+  std::map<std::string, std::string> reported;  // only pods still pending are remembered
+  for (const sched::PodInfo& p : pods.pods) {
+    auto it = reported_.find(p.pod->metadata.uid);
+    if (p.bound_node.empty() && it != reported_.end()) reported.insert(*it);
+  }
+  for (const Job& job : jobs) {
+    if (job.done && !job.unschedulable.empty()) {
+      reported[job.members[0].pod.uid] = job.unschedulable;
+    }
+  }
+  reported_ = std::move(reported);
+  ++metrics_.cycles;
+  std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
+  metrics_.cycle_seconds = metrics_.cycle_seconds.load() + took.count();
+  return absl::OkStatus();
+}
+
+bool Scheduler::WritePod(const Job& job, size_t i, std::vector<std::string>& allocated) {
+  const Job::Member& m = job.members[i];
+  for (const auto& [key, allocation] : m.claims) {
+    std::optional<json> claim = cache_->Get("ResourceClaim", key);
+    if (!claim) {
+      Log(util::Cat("pod ", m.pod.ns, "/", m.pod.name, ": ResourceClaim ", key,
+                    " is not in the cache"));
+      return false;
+    }
+    absl::StatusOr<json> written = writer_.AllocateClaim(*claim, allocation, m.pod);
+    if (!written.ok()) {
+      metrics_.ApiError("claim");
+      Log(util::Cat("pod ", m.pod.ns, "/", m.pod.name, ": ",
+                    std::string(written.status().message())));
+      return false;
+    }
+    cache_->Assume("ResourceClaim", *written);
+    allocated.push_back(key);
+  }
+  absl::Status s = writer_.Bind(m.pod, m.node);
+  if (!s.ok() && s.code() != absl::StatusCode::kAlreadyExists) {
+    metrics_.ApiError("binding");
+    Log(std::string(s.message()));
+    return false;
+  }
+  json pod = m.cached_pod;
+  pod["spec"]["nodeName"] = m.node;
+  std::string rv = pod["metadata"].value("resourceVersion", "0");
+  int64_t v = 0;
+  pod["metadata"]["resourceVersion"] = std::to_string((absl::SimpleAtoi(rv, &v) ? v : 0) + 1);
+  cache_->Assume("Pod", std::move(pod));
+  ++metrics_.bound;
+  metrics_.Attempt("scheduled");
+  if (m.created_ago >= 0) metrics_.Latency(m.created_ago);
+  return true;
+}
+
+void Scheduler::Execute(Job& job) {
+  if (!leading_()) return;
+  if (!job.unschedulable.empty()) {
+    absl::Status s =
+        writer_.MarkUnschedulable(job.members[0].pod, job.unschedulable, options_.name);
+    metrics_.Attempt("unschedulable");
+    if (!s.ok() && s.code() != absl::StatusCode::kNotFound) {
+      metrics_.ApiError("unschedulable");
+      Log(std::string(s.message()));
+    }
+    job.done = s.ok();
+    return;
+  }
+  if (job.gang_kind.empty()) {
+    std::vector<std::string> allocated;
+    if (WritePod(job, 0, allocated)) {
+      job.done = true;
+      return;
+    }
+    for (const std::string& key : allocated) {
+      absl::Status s = writer_.ReleaseClaim(Split(key, 0), Split(key, 1), job.members[0].pod.uid);
+      if (!s.ok()) Log(std::string(s.message()));
+    }
+    metrics_.Attempt("error");
+    return;
+  }
+  // A gang: the intent first, then every member, then the intent removed.
+  json intent = {{"members", json::array()}};
+  for (const Job::Member& m : job.members) {
+    json claims = json::array();
+    for (const auto& [key, allocation] : m.claims) {
+      claims.push_back({{"name", Split(key, 1)}, {"allocation", allocation}});
+    }
+    intent["members"].push_back(
+        {{"pod", m.pod.name}, {"uid", m.pod.uid}, {"node", m.node}, {"claims", claims}});
+  }
+  std::string path = GangObjectPath(job.gang_kind, job.gang_ns, job.gang_name);
+  if (absl::Status s = writer_.Annotate(path, kGangIntent, intent.dump()); !s.ok()) {
+    metrics_.ApiError("intent");
+    Log(std::string(s.message()));
+    return;
+  }
+  bool all = true;
+  for (size_t i = 0; i < job.members.size() && all; ++i) {
+    std::vector<std::string> allocated;
+    all = leading_() && WritePod(job, i, allocated);
+  }
+  if (!all) {
+    if (!leading_()) return;  // the next leader finishes the intent
+    RollBack(job.gang_ns, intent);
+    metrics_.Attempt("error");
+  }
+  if (absl::Status s = writer_.Annotate(path, kGangIntent, std::nullopt); !s.ok()) {
+    metrics_.ApiError("intent");
+    Log(std::string(s.message()));
+    return;
+  }
+  job.done = all;
+}
+
+void Scheduler::Recover() {
+  for (const char* kind : {"PodGroup", "Workload"}) {
+    for (const json& obj : cache_->List(kind)) {
+      const json& meta = obj["metadata"];
+      const json annotations = meta.value("annotations", json::object());
+      if (!annotations.contains(kGangIntent)) continue;
+      std::string ns = meta.value("namespace", "");
+      std::string name = meta.value("name", "");
+      json intent = json::parse(annotations[kGangIntent].get<std::string>(), nullptr, false);
+      if (!intent.is_object() || !intent.contains("members")) intent = {{"members", json::array()}};
+      bool forward = RollForward(ns, intent);
+      if (!forward) RollBack(ns, intent);
+      Log(util::Cat(kind, " ", ns, "/", name, ": an open gang intent rolled ",
+                    forward ? "forward (every member bound as planned)"
+                            : "back (claims released, bound members deleted)"));
+      ++(forward ? metrics_.intents_forward : metrics_.intents_back);
+      if (absl::Status s =
+              writer_.Annotate(GangObjectPath(kind, ns, name), kGangIntent, std::nullopt);
+          !s.ok()) {
+        Log(std::string(s.message()));
+      }
+    }
+  }
+}
+
+bool Scheduler::RollForward(const std::string& ns, const json& intent) {
+  // Devices held by claims outside the intent: any of them in the plan makes it invalid.
+  std::set<std::string> planned;
+  for (const json& m : intent["members"]) {
+    for (const json& c : m.value("claims", json::array())) {
+      planned.insert(ns + "/" + c.value("name", ""));
+    }
+  }
+  std::set<DeviceId> taken, wanted;
+  for (const json& c : cache_->List("ResourceClaim")) {
+    if (planned.contains(Informer::KeyOf(c))) continue;
+    if (c.contains("status") && c["status"].contains("allocation")) {
+      AddDevices(c["status"]["allocation"], taken);
+    }
+  }
+  Job job;
+  for (const json& m : intent["members"]) {
+    std::optional<json> pod = cache_->Get("Pod", ns + "/" + m.value("pod", ""));
+    if (!pod || (*pod)["metadata"].value("uid", "") != m.value("uid", "")) return false;
+    std::string bound = (*pod)["spec"].value("nodeName", "");
+    if (!bound.empty() && bound != m.value("node", "")) return false;
+    Job::Member member{
+        {ns, m.value("pod", ""), m.value("uid", "")}, m.value("node", ""), -1, *pod, {}};
+    for (const json& c : m.value("claims", json::array())) {
+      AddDevices(c["allocation"], wanted);
+      member.claims.emplace_back(ns + "/" + c.value("name", ""), c["allocation"]);
+    }
+    job.members.push_back(std::move(member));
+  }
+  for (const DeviceId& d : wanted) {
+    if (taken.contains(d)) return false;
+  }
+  for (size_t i = 0; i < job.members.size(); ++i) {
+    std::vector<std::string> allocated;
+    if (!WritePod(job, i, allocated)) return false;
+  }
+  return true;
+}
+
+void Scheduler::RollBack(const std::string& ns, const json& intent) {
+  for (const json& m : intent["members"]) {
+    PodRef pod{ns, m.value("pod", ""), m.value("uid", "")};
+    std::optional<json> cached = cache_->Get("Pod", ns + "/" + pod.name);
+    // A member bound meanwhile is deleted (its controller makes a new one); the API is asked,
+    // not the cache, which may not have seen the binding yet.
+    absl::StatusOr<Response> live = client_.Get(PodPath(ns, pod.name));
+    json got = live.ok() && live->ok() ? json::parse(live->body, nullptr, false) : json();
+    bool bound =
+        got.is_object() && got.contains("spec") && !got["spec"].value("nodeName", "").empty();
+    if (bound || (cached && !(*cached)["spec"].value("nodeName", "").empty())) {
+      if (absl::Status s = writer_.DeletePod(pod); !s.ok()) Log(std::string(s.message()));
+    }
+    for (const json& c : m.value("claims", json::array())) {
+      if (absl::Status s = writer_.ReleaseClaim(ns, c.value("name", ""), pod.uid); !s.ok()) {
+        Log(std::string(s.message()));
+      }
+    }
+  }
+}
+
+}  // namespace gpuplane::kube

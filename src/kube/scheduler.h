@@ -1,0 +1,99 @@
+// The live scheduler (`gpuplane scheduler`): pods whose spec.schedulerName is ours are
+// scheduled from the cluster cache by the same pass `gpuplane schedule` runs (sched/pass.h),
+// and each decision becomes API writes (kube/writer.h): every claim the pod uses allocated and
+// reserved, then the Binding; an unschedulable pod gets PodScheduled=False with the pass's
+// reason and a FailedScheduling Event (written again only when the reason changes).
+//
+// Cycles: a cycle runs when the cache reports a change (a pod added, a claim created by the
+// resourceclaim controller, a node or slice changed), never by polling; its writes go out in
+// parallel and the cycle ends when they have, with what was written assumed into the cache
+// (cluster_cache.h), so the next pass never decides from a cache behind its own writes.
+// Pods whose claims from templates the controller has not created yet wait.
+//
+// Gangs (PodGroup, Workload) are crash-safe: before the first write of a gang, the planned
+// placement of every member (node, claims, allocations) is recorded in the annotation
+// `gpuplane.io/gang-intent` of the PodGroup or Workload; it is removed when all members are
+// bound. A leader that finds an open intent (after a crash or a leader change) rolls it
+// forward when every member and device is still as planned, else backward (claims released,
+// bound members deleted so their controller recreates them): a gang never stays partly bound.
+// Only the leader writes (the caller's `leading`, from leader.h); the cache runs always.
+//
+// Ownership: owns its cache and threads. Thread-safety: Run() on one thread; Stop(),
+// metrics(), Ready() and Error() from any thread.
+#ifndef GPUPLANE_KUBE_SCHEDULER_H_
+#define GPUPLANE_KUBE_SCHEDULER_H_
+
+#include <atomic>
+#include <condition_variable>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "kube/client.h"
+#include "kube/cluster_cache.h"
+#include "kube/scheduler_metrics.h"
+#include "kube/writer.h"
+
+namespace gpuplane::kube {
+
+inline constexpr char kGangIntent[] = "gpuplane.io/gang-intent";
+
+struct SchedulerOptions {
+  std::string name = "gpuplane";  // the spec.schedulerName served
+  std::string policy = "gpuplane";
+  int writers = 16;  // concurrent API writes
+};
+
+class Scheduler {
+ public:
+  Scheduler(const Client& client, SchedulerOptions options);
+  ~Scheduler();
+  Scheduler(const Scheduler&) = delete;
+  Scheduler& operator=(const Scheduler&) = delete;
+
+  // Schedules until Stop(); `leading` says whether this replica may write now (checked
+  // before every cycle and every gang). Errors: the cache could not watch a kind it needs
+  // (RBAC), or the policy is unknown.
+  absl::Status Run(const std::function<bool()>& leading);
+  void Stop();
+
+  // The cache has synced and its informers run.
+  bool Ready() const;
+  // Why an informer stopped (missing RBAC), or OK.
+  absl::Status Error() const { return cache_->Error(); }
+  const SchedulerMetrics& metrics() const { return metrics_; }
+
+ private:
+  struct Job;
+  void Wake();
+  absl::Status Cycle();
+  void Recover();
+  void Execute(Job& job);
+  bool WritePod(const Job& job, size_t member, std::vector<std::string>& allocated);
+  void RollBack(const std::string& ns, const nlohmann::json& intent);
+  bool RollForward(const std::string& ns, const nlohmann::json& intent);
+
+  Client client_;
+  Writer writer_;
+  SchedulerOptions options_;
+  std::unique_ptr<ClusterCache> cache_;
+  SchedulerMetrics metrics_;
+  std::function<bool()> leading_;
+  bool was_leading_ = false;
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool dirty_ = true;  // guarded by mu_
+  std::atomic<bool> stop_{false};
+  std::map<std::string, std::string> reported_;  // pod uid -> the reason last written
+  std::set<std::string> warned_;                 // input warnings logged once
+};
+
+}  // namespace gpuplane::kube
+
+#endif  // GPUPLANE_KUBE_SCHEDULER_H_

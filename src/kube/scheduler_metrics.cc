@@ -1,0 +1,103 @@
+#include "kube/scheduler_metrics.h"
+
+#include <utility>
+
+#include "util/strings.h"
+
+namespace gpuplane::kube {
+namespace {
+
+std::string Escaped(const std::string& v) {
+  std::string out;
+  for (char c : v) {
+    if (c == '\\' || c == '"') out += '\\';
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out += c;
+  }
+  return out;
+}
+
+void Family(std::string& out, const char* name, const char* type, const char* help) {
+  util::Append(out, "# HELP ", name, " ", help, "\n# TYPE ", name, " ", type, "\n");
+}
+
+}  // namespace
+
+void SchedulerMetrics::Add(std::map<std::string, int64_t>& m, const std::string& key, int64_t n) {
+  m[key] += n;
+}
+
+void SchedulerMetrics::Latency(double seconds) {
+  std::lock_guard<std::mutex> lock(mu_);
+  size_t i = 0;
+  while (i < kBuckets.size() && seconds > kBuckets[i]) ++i;
+  ++latency_[i];
+  latency_sum_ += seconds;
+}
+
+void SchedulerMetrics::SetPending(std::map<std::string, int64_t> by_reason, int64_t gangs_waiting) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto& [reason, n] : pending_) n = 0;  // reasons seen before stay, at 0
+  for (auto& [reason, n] : by_reason) pending_[reason] = n;
+  gangs_waiting_ = gangs_waiting;
+}
+
+std::string SchedulerMetrics::Render() const {
+  std::string out;
+  std::lock_guard<std::mutex> lock(mu_);
+  Family(out, "gpuplane_scheduler_attempts_total", "counter",
+         "Scheduling decisions written, by result.");
+  for (const auto& [result, n] : attempts_) {
+    util::Append(out, "gpuplane_scheduler_attempts_total{result=\"", Escaped(result), "\"} ", n,
+                 "\n");
+  }
+  Family(out, "gpuplane_scheduler_pod_scheduling_seconds", "histogram",
+         "Time from a pod's creation to its binding.");
+  int64_t cumulative = 0;
+  for (size_t i = 0; i < kBuckets.size(); ++i) {
+    cumulative += latency_[i];
+    util::Append(out, "gpuplane_scheduler_pod_scheduling_seconds_bucket{le=\"", kBuckets[i], "\"} ",
+                 cumulative, "\n");
+  }
+  cumulative += latency_[kBuckets.size()];
+  util::Append(out, "gpuplane_scheduler_pod_scheduling_seconds_bucket{le=\"+Inf\"} ", cumulative,
+               "\ngpuplane_scheduler_pod_scheduling_seconds_sum ", latency_sum_,
+               "\ngpuplane_scheduler_pod_scheduling_seconds_count ", cumulative, "\n");
+  Family(out, "gpuplane_scheduler_pending_pods", "gauge",
+         "Pods this scheduler could not place in its last pass, by reason.");
+  for (const auto& [reason, n] : pending_) {
+    util::Append(out, "gpuplane_scheduler_pending_pods{reason=\"", Escaped(reason), "\"} ", n,
+                 "\n");
+  }
+  Family(out, "gpuplane_scheduler_gangs_waiting", "gauge",
+         "Gangs with no member bound that the last pass could not place whole.");
+  util::Append(out, "gpuplane_scheduler_gangs_waiting ", gangs_waiting_, "\n");
+  Family(out, "gpuplane_scheduler_gang_intents_total", "counter",
+         "Open gang intents a leader found and finished, by direction.");
+  util::Append(out, "gpuplane_scheduler_gang_intents_total{direction=\"forward\"} ",
+               intents_forward.load(), "\n");
+  util::Append(out, "gpuplane_scheduler_gang_intents_total{direction=\"back\"} ",
+               intents_back.load(), "\n");
+  Family(out, "gpuplane_scheduler_api_errors_total", "counter",
+         "API writes that failed, by what was written.");
+  for (const auto& [verb, n] : api_errors_) {
+    util::Append(out, "gpuplane_scheduler_api_errors_total{write=\"", Escaped(verb), "\"} ", n,
+                 "\n");
+  }
+  Family(out, "gpuplane_scheduler_cache_synced", "gauge",
+         "1 when every informer has listed its kind.");
+  util::Append(out, "gpuplane_scheduler_cache_synced ", synced.load() ? 1 : 0, "\n");
+  Family(out, "gpuplane_scheduler_leading", "gauge", "1 while this replica holds the Lease.");
+  util::Append(out, "gpuplane_scheduler_leading ", leading.load() ? 1 : 0, "\n");
+  Family(out, "gpuplane_scheduler_cycles_total", "counter", "Scheduling passes run.");
+  util::Append(out, "gpuplane_scheduler_cycles_total ", cycles.load(), "\n");
+  Family(out, "gpuplane_scheduler_cycle_seconds_total", "counter",
+         "Time spent in scheduling passes and their writes.");
+  util::Append(out, "gpuplane_scheduler_cycle_seconds_total ", cycle_seconds.load(), "\n");
+  return out;
+}
+
+}  // namespace gpuplane::kube

@@ -1,0 +1,50 @@
+// What the live scheduler counts, rendered in Prometheus' text format for /metrics:
+// scheduling attempts by result, the pod scheduling latency histogram (creation to binding),
+// pending pods by reason, gangs waiting, gang intents rolled forward and back, cache sync
+// state, leadership, API errors, and the cycles' count and time.
+// Thread-safety: every member may be updated and rendered from any thread (atomics, and a
+// mutex for the maps). Plain value owned by the scheduler.
+#ifndef GPUPLANE_KUBE_SCHEDULER_METRICS_H_
+#define GPUPLANE_KUBE_SCHEDULER_METRICS_H_
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+
+namespace gpuplane::kube {
+
+class SchedulerMetrics {
+ public:
+  // Upper bounds (seconds) of the latency histogram's buckets.
+  static constexpr std::array<double, 12> kBuckets = {0.01, 0.05, 0.1, 0.25, 0.5, 1,
+                                                      2.5,  5,    10,  30,   60,  300};
+
+  void Attempt(const std::string& result) { Add(attempts_, result, 1); }
+  void ApiError(const std::string& verb) { Add(api_errors_, verb, 1); }
+  void Latency(double seconds);
+  // Replaces the pending-pods-by-reason gauge with the last pass's counts.
+  void SetPending(std::map<std::string, int64_t> by_reason, int64_t gangs_waiting);
+
+  std::atomic<int64_t> cycles{0};
+  std::atomic<double> cycle_seconds{0};  // total
+  std::atomic<int64_t> intents_forward{0}, intents_back{0};
+  std::atomic<int64_t> bound{0};
+  std::atomic<bool> synced{false}, leading{false};
+
+  std::string Render() const;
+
+ private:
+  static void Add(std::map<std::string, int64_t>& m, const std::string& key, int64_t n);
+  mutable std::mutex mu_;
+  std::map<std::string, int64_t> attempts_, api_errors_, pending_;  // guarded by mu_
+  std::array<int64_t, kBuckets.size() + 1> latency_{};              // guarded by mu_
+  double latency_sum_ = 0;                                          // guarded by mu_
+  int64_t gangs_waiting_ = 0;                                       // guarded by mu_
+};
+
+}  // namespace gpuplane::kube
+
+#endif  // GPUPLANE_KUBE_SCHEDULER_METRICS_H_

@@ -1,0 +1,268 @@
+#include "kube/writer.h"
+
+#include <algorithm>
+#include <set>
+#include <tuple>
+#include <utility>
+
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "api/object.h"
+#include "api/writer.h"
+#include "util/strings.h"
+
+namespace gpuplane::kube {
+namespace {
+
+using nlohmann::json;
+
+constexpr int kAttempts = 8;  // conflicts in a row before giving up on a claim
+
+std::string Now() { return absl::FormatTime(absl::RFC3339_sec, absl::Now(), absl::UTCTimeZone()); }
+
+// A failed response as a status: the HTTP code's kind, naming what was written.
+absl::Status Failed(const std::string& what, const Response& r) {
+  std::string msg = util::Cat(what, ": HTTP ", r.status, ": ", StatusMessage(r));
+  switch (r.status) {
+    case 404:
+      return absl::NotFoundError(msg);
+    case 409:
+      return absl::AbortedError(msg);
+    case 401:
+    case 403:
+      return absl::PermissionDeniedError(msg);
+    case 422:
+    case 400:
+      return absl::InvalidArgumentError(msg);
+    default:
+      return absl::UnavailableError(msg);
+  }
+}
+
+// The devices of an allocation as a set, so two allocations compare whatever their order.
+std::set<std::tuple<std::string, std::string, std::string, std::string>> Devices(const json& a) {
+  std::set<std::tuple<std::string, std::string, std::string, std::string>> out;
+  if (!a.is_object() || !a.contains("devices") || !a["devices"].contains("results")) return out;
+  for (const json& r : a["devices"]["results"]) {
+    out.emplace(r.value("request", ""), r.value("driver", ""), r.value("pool", ""),
+                r.value("device", ""));
+  }
+  return out;
+}
+
+bool HasFinalizer(const json& obj) {
+  const json& m = obj["metadata"];
+  if (!m.contains("finalizers")) return false;
+  const json& f = m["finalizers"];
+  return std::find(f.begin(), f.end(), kClaimFinalizer) != f.end();
+}
+
+bool ReservedFor(const json& claim, const std::string& uid) {
+  if (!claim.contains("status") || !claim["status"].contains("reservedFor")) return false;
+  for (const json& r : claim["status"]["reservedFor"]) {
+    if (r.value("uid", "") == uid) return true;
+  }
+  return false;
+}
+
+std::string Key(const std::string& ns, const std::string& name) { return ns + "/" + name; }
+
+}  // namespace
+
+std::string ClaimPath(const std::string& ns, const std::string& name) {
+  return util::Cat("/apis/resource.k8s.io/v1/namespaces/", ns, "/resourceclaims/", name);
+}
+
+std::string PodPath(const std::string& ns, const std::string& name) {
+  return util::Cat("/api/v1/namespaces/", ns, "/pods/", name);
+}
+
+std::string GangObjectPath(const std::string& kind, const std::string& ns,
+                           const std::string& name) {
+  if (kind == "Workload") {
+    return util::Cat("/apis/scheduling.k8s.io/v1alpha1/namespaces/", ns, "/workloads/", name);
+  }
+  return util::Cat("/apis/scheduling.x-k8s.io/v1alpha1/namespaces/", ns, "/podgroups/", name);
+}
+
+json AllocationJson(const api::AllocationResult& a) {
+  api::ResourceClaim c;
+  c.api_version = api::kResourceApiVersion;
+  c.kind = "ResourceClaim";
+  c.metadata.name = "x";
+  c.status.allocation = a;
+  json j = json::parse(api::ToJson(api::EncodeObject(api::Object(c))));
+  return j["status"]["allocation"];
+}
+
+absl::StatusOr<Response> Writer::Send(const std::string& method, const std::string& path,
+                                      const std::string& body,
+                                      const std::string& content_type) const {
+  return client_.Do(method, path, body, content_type);
+}
+
+absl::StatusOr<json> Writer::AllocateClaim(json claim, const json& allocation,
+                                           const PodRef& pod) const {
+  const std::string ns = claim["metadata"].value("namespace", "");
+  const std::string name = claim["metadata"].value("name", "");
+  const std::string path = ClaimPath(ns, name);
+  const std::string what = util::Cat("ResourceClaim ", Key(ns, name));
+  auto refresh = [&]() -> absl::Status {
+    absl::StatusOr<Response> r = client_.Get(path);
+    if (!r.ok()) return r.status();
+    if (!r->ok()) return Failed(what, *r);
+    claim = json::parse(r->body, nullptr, false);
+    return claim.is_object() ? absl::OkStatus() : absl::InternalError(what + ": not JSON");
+  };
+  for (int attempt = 0; attempt < kAttempts; ++attempt) {
+    json& status = claim["status"];
+    bool allocated = status.contains("allocation") && !status["allocation"].is_null();
+    if (allocated && Devices(status["allocation"]) != Devices(allocation)) {
+      return absl::AbortedError(
+          util::Cat(what, " was allocated to other devices meanwhile (another scheduler?)"));
+    }
+    if (!HasFinalizer(claim)) {
+      claim["metadata"]["finalizers"].push_back(kClaimFinalizer);
+      absl::StatusOr<Response> r = Send("PUT", path, claim.dump(), "application/json");
+      if (!r.ok()) return r.status();
+      if (r->status == 409) {
+        if (absl::Status s = refresh(); !s.ok()) return s;
+        continue;
+      }
+      if (!r->ok()) return Failed(what + " (finalizer)", *r);
+      claim = json::parse(r->body);
+    }
+    if (allocated && ReservedFor(claim, pod.uid)) return claim;
+    json& st = claim["status"];
+    if (!allocated) st["allocation"] = allocation;
+    st["reservedFor"].push_back({{"resource", "pods"}, {"name", pod.name}, {"uid", pod.uid}});
+    absl::StatusOr<Response> r = Send("PUT", path + "/status", claim.dump(), "application/json");
+    if (!r.ok()) return r.status();
+    if (r->status == 409) {
+      if (absl::Status s = refresh(); !s.ok()) return s;
+      continue;
+    }
+    if (!r->ok()) return Failed(what + " (status)", *r);
+    return json::parse(r->body);
+  }
+  return absl::AbortedError(util::Cat(what, ": ", kAttempts, " conflicts in a row"));
+}
+
+absl::Status Writer::ReleaseClaim(const std::string& ns, const std::string& name,
+                                  const std::string& pod_uid) const {
+  const std::string path = ClaimPath(ns, name);
+  const std::string what = util::Cat("ResourceClaim ", Key(ns, name));
+  for (int attempt = 0; attempt < kAttempts; ++attempt) {
+    absl::StatusOr<Response> got = client_.Get(path);
+    if (!got.ok()) return got.status();
+    if (got->status == 404) return absl::OkStatus();
+    if (!got->ok()) return Failed(what, *got);
+    json claim = json::parse(got->body);
+    json& st = claim["status"];
+    json kept = json::array();
+    for (const json& r : st.value("reservedFor", json::array())) {
+      if (r.value("uid", "") != pod_uid) kept.push_back(r);
+    }
+    bool changed = kept.size() != st.value("reservedFor", json::array()).size();
+    if (kept.empty() && st.contains("allocation")) {
+      st.erase("allocation");
+      changed = true;
+    }
+    if (changed) {
+      if (kept.empty()) {
+        st.erase("reservedFor");
+      } else {
+        st["reservedFor"] = kept;
+      }
+      absl::StatusOr<Response> r = Send("PUT", path + "/status", claim.dump(), "application/json");
+      if (!r.ok()) return r.status();
+      if (r->status == 409) continue;
+      if (r->status == 404) return absl::OkStatus();
+      if (!r->ok()) return Failed(what + " (status)", *r);
+      claim = json::parse(r->body);
+    }
+    if (!kept.empty() || !HasFinalizer(claim)) return absl::OkStatus();
+    json& f = claim["metadata"]["finalizers"];
+    f.erase(std::remove(f.begin(), f.end(), kClaimFinalizer), f.end());
+    absl::StatusOr<Response> r = Send("PUT", path, claim.dump(), "application/json");
+    if (!r.ok()) return r.status();
+    if (r->status == 409) continue;
+    if (r->ok() || r->status == 404) return absl::OkStatus();
+    return Failed(what + " (finalizer)", *r);
+  }
+  return absl::AbortedError(util::Cat(what, ": ", kAttempts, " conflicts in a row"));
+}
+
+absl::Status Writer::Bind(const PodRef& pod, const std::string& node) const {
+  json b = {{"apiVersion", "v1"},
+            {"kind", "Binding"},
+            {"metadata", {{"name", pod.name}, {"namespace", pod.ns}, {"uid", pod.uid}}},
+            {"target", {{"apiVersion", "v1"}, {"kind", "Node"}, {"name", node}}}};
+  std::string what = util::Cat("Pod ", Key(pod.ns, pod.name), " binding to ", node);
+  absl::StatusOr<Response> r =
+      Send("POST", PodPath(pod.ns, pod.name) + "/binding", b.dump(), "application/json");
+  if (!r.ok()) return r.status();
+  if (r->status == 409) return absl::AlreadyExistsError(what + ": " + StatusMessage(*r));
+  return r->ok() ? absl::OkStatus() : Failed(what, *r);
+}
+
+absl::Status Writer::MarkUnschedulable(const PodRef& pod, const std::string& message,
+                                       const std::string& component) const {
+  std::string now = Now();
+  json patch = {{"status",
+                 {{"conditions", json::array({{{"type", "PodScheduled"},
+                                               {"status", "False"},
+                                               {"reason", "Unschedulable"},
+                                               {"message", message},
+                                               {"lastTransitionTime", now}}})}}}};
+  std::string what = util::Cat("Pod ", Key(pod.ns, pod.name));
+  absl::StatusOr<Response> r = Send("PATCH", PodPath(pod.ns, pod.name) + "/status", patch.dump(),
+                                    "application/strategic-merge-patch+json");
+  if (!r.ok()) return r.status();
+  if (!r->ok()) return Failed(what + " (PodScheduled condition)", *r);
+  json event = {{"apiVersion", "v1"},
+                {"kind", "Event"},
+                {"metadata", {{"generateName", pod.name + "."}, {"namespace", pod.ns}}},
+                {"involvedObject",
+                 {{"apiVersion", "v1"},
+                  {"kind", "Pod"},
+                  {"namespace", pod.ns},
+                  {"name", pod.name},
+                  {"uid", pod.uid}}},
+                {"reason", "FailedScheduling"},
+                {"message", message},
+                {"type", "Warning"},
+                {"source", {{"component", component}}},
+                {"reportingComponent", component},
+                {"firstTimestamp", now},
+                {"lastTimestamp", now},
+                {"count", 1}};
+  r = Send("POST", util::Cat("/api/v1/namespaces/", pod.ns, "/events"), event.dump(),
+           "application/json");
+  if (!r.ok()) return r.status();
+  return r->ok() ? absl::OkStatus() : Failed(what + " (FailedScheduling Event)", *r);
+}
+
+absl::Status Writer::DeletePod(const PodRef& pod) const {
+  json opts = {{"apiVersion", "v1"},
+               {"kind", "DeleteOptions"},
+               {"gracePeriodSeconds", 0},
+               {"preconditions", {{"uid", pod.uid}}}};
+  absl::StatusOr<Response> r =
+      Send("DELETE", PodPath(pod.ns, pod.name), opts.dump(), "application/json");
+  if (!r.ok()) return r.status();
+  // 409: the uid differs, the pod is another (recreated) one.
+  if (r->ok() || r->status == 404 || r->status == 409) return absl::OkStatus();
+  return Failed(util::Cat("Pod ", Key(pod.ns, pod.name), " (delete)"), *r);
+}
+
+absl::Status Writer::Annotate(const std::string& path, const std::string& key,
+                              const std::optional<std::string>& value) const {
+  json v = value ? json(*value) : json(nullptr);
+  json patch = {{"metadata", {{"annotations", {{key, v}}}}}};
+  absl::StatusOr<Response> r = Send("PATCH", path, patch.dump(), "application/merge-patch+json");
+  if (!r.ok()) return r.status();
+  return r->ok() ? absl::OkStatus() : Failed(util::Cat(path, " (annotation ", key, ")"), *r);
+}
+
+}  // namespace gpuplane::kube

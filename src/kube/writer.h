@@ -1,0 +1,70 @@
+// The scheduler's writes to the API server, each as Kubernetes' own scheduler makes it:
+// allocating a claim (the delete-protection finalizer, then status.allocation and a
+// reservedFor entry, with the object's resourceVersion; on 409 Conflict the claim is read
+// again and the write retried, unless someone else allocated it differently meanwhile),
+// releasing one, binding a pod to a node, marking a pod unschedulable (PodScheduled=False
+// with the reason) with a FailedScheduling Event, deleting a pod, and annotating a gang object
+// (PodGroup or Workload) with the gang's intent. Errors name the object and carry the server's
+// message. Thread-safety: stateless apart from the Client; any thread. Borrows nothing.
+#ifndef GPUPLANE_KUBE_WRITER_H_
+#define GPUPLANE_KUBE_WRITER_H_
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "api/resource_types.h"
+#include "kube/client.h"
+
+namespace gpuplane::kube {
+
+inline constexpr char kClaimFinalizer[] = "resource.kubernetes.io/delete-protection";
+
+struct PodRef {
+  std::string ns, name, uid;
+};
+
+// The API path of a claim, a pod, or a gang object (kind "PodGroup" or "Workload").
+std::string ClaimPath(const std::string& ns, const std::string& name);
+std::string PodPath(const std::string& ns, const std::string& name);
+std::string GangObjectPath(const std::string& kind, const std::string& ns, const std::string& name);
+
+// The allocation as the API writes it (status.allocation).
+nlohmann::json AllocationJson(const api::AllocationResult& a);
+
+class Writer {
+ public:
+  explicit Writer(Client client) : client_(std::move(client)) {}
+
+  // Allocates the claim (`claim` as cached; read again on conflict) to `pod` with `allocation`
+  // and returns the claim as written. A claim already allocated with the same devices only
+  // gains the reservedFor entry. Aborted when it is allocated to other devices; NotFound when
+  // it is gone.
+  absl::StatusOr<nlohmann::json> AllocateClaim(nlohmann::json claim,
+                                               const nlohmann::json& allocation,
+                                               const PodRef& pod) const;
+  // Removes `pod`'s reservedFor entry; when no other consumer remains, also the allocation and
+  // the finalizer. A claim already gone is fine.
+  absl::Status ReleaseClaim(const std::string& ns, const std::string& name,
+                            const std::string& pod_uid) const;
+  // POST pods/NAME/binding. AlreadyExists when the pod is bound already (409).
+  absl::Status Bind(const PodRef& pod, const std::string& node) const;
+  // PodScheduled=False (reason Unschedulable, `message`) and a FailedScheduling Event.
+  absl::Status MarkUnschedulable(const PodRef& pod, const std::string& message,
+                                 const std::string& component) const;
+  // Deletes the pod (its uid as precondition); a pod already gone is fine.
+  absl::Status DeletePod(const PodRef& pod) const;
+  // Sets (or, with nullopt, removes) one annotation with a JSON merge patch.
+  absl::Status Annotate(const std::string& path, const std::string& key,
+                        const std::optional<std::string>& value) const;
+
+ private:
+  absl::StatusOr<Response> Send(const std::string& method, const std::string& path,
+                                const std::string& body, const std::string& content_type) const;
+  Client client_;
+};
+
+}  // namespace gpuplane::kube
+
+#endif  // GPUPLANE_KUBE_WRITER_H_
