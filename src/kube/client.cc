@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "util/strings.h"
@@ -19,9 +20,11 @@ void GlobalInit() {
   std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
 }
 
-// One connection cache, TLS session cache and DNS cache for every handle of the process, so
-// requests reuse kept-alive connections instead of a TLS handshake each (curl locks the share
-// through these callbacks; handles themselves stay per call).
+// TLS sessions and DNS answers are shared by every handle of the process (curl locks the
+// share through these callbacks). Connections are not (curl does not support sharing them
+// across threads): finished handles wait in a pool instead, each with its kept-alive
+// connections, and a request takes one (reset, its connections kept), so requests reuse
+// connections rather than making a TLS handshake each.
 std::mutex g_share_mu[CURL_LOCK_DATA_LAST];
 void ShareLock(CURL* /*h*/, curl_lock_data data, curl_lock_access /*access*/, void* /*user*/) {
   g_share_mu[data].lock();
@@ -33,7 +36,6 @@ CURLSH* Share() {
     CURLSH* s = curl_share_init();
     curl_share_setopt(s, CURLSHOPT_LOCKFUNC, &ShareLock);
     curl_share_setopt(s, CURLSHOPT_UNLOCKFUNC, &ShareUnlock);
-    curl_share_setopt(s, CURLSHOPT_SHARE, CURL_LOCK_DATA_CONNECT);
     curl_share_setopt(s, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
     curl_share_setopt(s, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
     return s;
@@ -41,8 +43,35 @@ CURLSH* Share() {
   return share;
 }
 
+constexpr size_t kPooledHandles = 64;
+std::mutex g_pool_mu;
+std::vector<CURL*>& Pool() {
+  static auto* pool = new std::vector<CURL*>();  // never destroyed: handles outlive statics
+  return *pool;
+}
+
+CURL* TakeHandle() {
+  {
+    std::lock_guard<std::mutex> lock(g_pool_mu);
+    if (!Pool().empty()) {
+      CURL* h = Pool().back();
+      Pool().pop_back();
+      curl_easy_reset(h);  // options back to defaults; its connections stay
+      return h;
+    }
+  }
+  return curl_easy_init();
+}
+
 struct CurlDeleter {
-  void operator()(CURL* c) const { curl_easy_cleanup(c); }
+  void operator()(CURL* c) const {
+    std::lock_guard<std::mutex> lock(g_pool_mu);
+    if (Pool().size() < kPooledHandles) {
+      Pool().push_back(c);
+      return;
+    }
+    curl_easy_cleanup(c);
+  }
 };
 struct ListDeleter {
   void operator()(curl_slist* l) const { curl_slist_free_all(l); }
@@ -106,7 +135,7 @@ void SetBlob(CURL* c, CURLoption opt, const std::string& pem) {
 absl::StatusOr<std::pair<Curl, Headers>> Prepare(const RestConfig& cfg, const std::string& url,
                                                  double timeout_seconds) {
   GlobalInit();
-  Curl c(curl_easy_init());
+  Curl c(TakeHandle());
   if (!c) return absl::InternalError("curl_easy_init failed");
   CURL* h = c.get();
   curl_easy_setopt(h, CURLOPT_URL, url.c_str());

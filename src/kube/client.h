@@ -1,8 +1,9 @@
 // A Kubernetes API client on libcurl: one HTTPS request per call (verbs and paths as the
 // REST API has them), bearer tokens re-read from their file on every request, client
-// certificates, the cluster's CA; and streams (watch) delivered line by line. Each call uses
-// its own curl handle over a process-wide pool of kept-alive connections (one TLS handshake per
-// connection, not per request), so a Client is thread-safe and cheap to copy.
+// certificates, the cluster's CA; and streams (watch) delivered line by line. Each call takes a
+// curl handle of its own from a process-wide pool (handles keep their connections alive, and
+// TLS sessions are shared: a handshake per connection, not per request), so a Client is
+// thread-safe and cheap to copy.
 // Errors: Unavailable when the server cannot be reached (naming the URL and curl's reason);
 // an HTTP error status is not an error of the call: it is in Response::status, and
 // StatusMessage() reads the API's Status object.

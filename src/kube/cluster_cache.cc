@@ -149,6 +149,11 @@ std::vector<nlohmann::json> ClusterCache::List(std::string_view kind) const {
   return objects;
 }
 
+bool ClusterCache::Has(std::string_view kind, const std::string& key) const {
+  Kind* k = Find(kind);
+  return k != nullptr && k->informer->Has(key);
+}
+
 size_t ClusterCache::AssumedCount() const {
   size_t n = 0;
   for (const auto& k : kinds_) {

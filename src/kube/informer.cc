@@ -38,6 +38,11 @@ std::string Informer::KeyOf(const nlohmann::json& object) {
   return ns.empty() ? name : util::Cat(ns, "/", name);
 }
 
+bool Informer::Has(const std::string& key) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return objects_.contains(key);
+}
+
 std::optional<nlohmann::json> Informer::Get(const std::string& key) const {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = objects_.find(key);

@@ -6,7 +6,7 @@
 // resumes the watch from the last version it saw. The Informer owns its cache: objects kept
 // as JSON, keyed "namespace/name" (or "name" for cluster-scoped kinds); Get() and List()
 // return copies.
-// Thread-safety: Run() on one thread; Stop(), Synced(), Get(), List() and the counters from
+// Thread-safety: Run() on one thread; Stop(), Synced(), Get(), Has(), List() and the counters from
 // any thread. The handler runs on Run()'s thread, outside the cache's lock.
 #ifndef GPUPLANE_KUBE_INFORMER_H_
 #define GPUPLANE_KUBE_INFORMER_H_
@@ -50,6 +50,7 @@ class Informer {
 
   bool Synced() const { return synced_; }
   std::optional<nlohmann::json> Get(const std::string& key) const;
+  bool Has(const std::string& key) const;
   std::vector<nlohmann::json> List() const;
   std::string ResourceVersion() const;
   int64_t lists() const { return lists_; }  // including the first

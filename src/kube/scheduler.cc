@@ -23,8 +23,8 @@ void Log(const std::string& msg) { std::fprintf(stderr, "gpuplane scheduler: %s\
 
 // Keeps the pods a pass needs: those bound and not finished (they hold capacity), and this
 // scheduler's pending pods that are not being deleted, not gated, and whose claims from
-// templates exist (`waiting` counts those that do not yet).
-bool Keep(const json& pod, const std::string& name, int64_t& waiting) {
+// templates exist in the cache (`waiting` counts those that do not yet).
+bool Keep(const json& pod, const std::string& name, const ClusterCache& cache, int64_t& waiting) {
   const json& spec = pod.value("spec", json::object());
   const json& status = pod.value("status", json::object());
   std::string phase = status.value("phase", "");
@@ -37,8 +37,11 @@ bool Keep(const json& pod, const std::string& name, int64_t& waiting) {
     if (!rc.contains("resourceClaimTemplateName")) continue;
     bool made = false;
     for (const json& st : status.value("resourceClaimStatuses", json::array())) {
-      made = made ||
-             (st.value("name", "") == rc.value("name", "") && st.contains("resourceClaimName"));
+      if (made || st.value("name", "") != rc.value("name", "")) continue;
+      if (!st.contains("resourceClaimName") || !st["resourceClaimName"].is_string()) continue;
+      std::string key = util::Cat(pod["metadata"].value("namespace", ""), "/",
+                                  st["resourceClaimName"].get<std::string>());
+      made = cache.Has("ResourceClaim", key);
     }
     if (!made) {
       ++waiting;
@@ -153,13 +156,14 @@ absl::Status Scheduler::Cycle() {
   auto start = std::chrono::steady_clock::now();
   int64_t waiting = 0;
   ClusterCache::Loaded loaded =
-      cache_->Load([&](const json& pod) { return Keep(pod, options_.name, waiting); });
+      cache_->Load([&](const json& pod) { return Keep(pod, options_.name, *cache_, waiting); });
   sched::SessionOptions opts;
   opts.policy = options_.policy;
   absl::StatusOr<sched::PassResult> pass =
       sched::RunPass(std::move(loaded.cluster), loaded.work, opts);
   if (!pass.ok()) return pass.status();
   for (const std::string& w : pass->warnings) {
+    if (warned_.size() > 10'000) warned_.clear();  // a bound on memory; some may log again
     if (warned_.insert(w).second) Log(w);
   }
 

@@ -46,7 +46,7 @@ inline constexpr char kGangIntent[] = "gpuplane.io/gang-intent";
 struct SchedulerOptions {
   std::string name = "gpuplane";  // the spec.schedulerName served
   std::string policy = "gpuplane";
-  int writers = 16;  // concurrent API writes
+  int writers = 64;  // concurrent API writes (16: 56 pods/s, 64: 70 pods/s in the bench)
 };
 
 class Scheduler {

@@ -26,8 +26,9 @@ void Family(std::string& out, const char* name, const char* type, const char* he
 
 }  // namespace
 
-void SchedulerMetrics::Add(std::map<std::string, int64_t>& m, const std::string& key, int64_t n) {
-  m[key] += n;
+void SchedulerMetrics::Add(std::map<std::string, int64_t>& m, const std::string& key) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ++m[key];
 }
 
 void SchedulerMetrics::Latency(double seconds) {

@@ -22,8 +22,8 @@ class SchedulerMetrics {
   static constexpr std::array<double, 12> kBuckets = {0.01, 0.05, 0.1, 0.25, 0.5, 1,
                                                       2.5,  5,    10,  30,   60,  300};
 
-  void Attempt(const std::string& result) { Add(attempts_, result, 1); }
-  void ApiError(const std::string& verb) { Add(api_errors_, verb, 1); }
+  void Attempt(const std::string& result) { Add(attempts_, result); }
+  void ApiError(const std::string& verb) { Add(api_errors_, verb); }
   void Latency(double seconds);
   // Replaces the pending-pods-by-reason gauge with the last pass's counts.
   void SetPending(std::map<std::string, int64_t> by_reason, int64_t gangs_waiting);
@@ -37,7 +37,7 @@ class SchedulerMetrics {
   std::string Render() const;
 
  private:
-  static void Add(std::map<std::string, int64_t>& m, const std::string& key, int64_t n);
+  void Add(std::map<std::string, int64_t>& m, const std::string& key);
   mutable std::mutex mu_;
   std::map<std::string, int64_t> attempts_, api_errors_, pending_;  // guarded by mu_
   std::array<int64_t, kBuckets.size() + 1> latency_{};              // guarded by mu_
