@@ -6,6 +6,7 @@
 #include <thread>
 #include <tuple>
 #include <utility>
+#include <variant>
 
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
@@ -71,6 +72,31 @@ void AddDevices(const json& allocation, std::set<DeviceId>& out) {
   for (const json& r : allocation["devices"].value("results", json::array())) {
     out.emplace(r.value("driver", ""), r.value("pool", ""), r.value("device", ""));
   }
+}
+
+// A Node the API does not have cannot run a pod: slices (and devices) naming one are not
+// offered, with one log line each. (Offline, `gpuplane schedule` keeps them: files may omit
+// Node objects.)
+void DropMissingNodes(std::vector<api::SourcedObject>& cluster, std::set<std::string>& warned) {
+  std::set<std::string> nodes;
+  for (const api::SourcedObject& o : cluster) {
+    if (const auto* n = std::get_if<api::Node>(&o.object)) nodes.insert(n->metadata.name);
+  }
+  auto missing = [&](const std::optional<std::string>& node, const std::string& slice) {
+    if (!node || nodes.contains(*node)) return false;
+    std::string w = util::Cat("ResourceSlice ", slice, " names node ", *node,
+                              ", which does not exist: its devices are not offered");
+    if (warned.insert(w).second) Log(w);
+    return true;
+  };
+  std::erase_if(cluster, [&](api::SourcedObject& o) {
+    auto* slice = std::get_if<api::ResourceSlice>(&o.object);
+    if (slice == nullptr) return false;
+    if (missing(slice->spec.node_name, slice->metadata.name)) return true;
+    std::erase_if(slice->spec.devices,
+                  [&](const api::Device& d) { return missing(d.node_name, slice->metadata.name); });
+    return false;
+  });
 }
 
 }  // namespace
@@ -157,13 +183,14 @@ absl::Status Scheduler::Cycle() {
   int64_t waiting = 0;
   ClusterCache::Loaded loaded =
       cache_->Load([&](const json& pod) { return Keep(pod, options_.name, *cache_, waiting); });
+  if (warned_.size() > 10'000) warned_.clear();  // a bound on memory; some may log again
+  DropMissingNodes(loaded.cluster, warned_);
   sched::SessionOptions opts;
   opts.policy = options_.policy;
   absl::StatusOr<sched::PassResult> pass =
       sched::RunPass(std::move(loaded.cluster), loaded.work, opts);
   if (!pass.ok()) return pass.status();
   for (const std::string& w : pass->warnings) {
-    if (warned_.size() > 10'000) warned_.clear();  // a bound on memory; some may log again
     if (warned_.insert(w).second) Log(w);
   }
 

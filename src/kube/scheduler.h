@@ -8,7 +8,8 @@
 // resourceclaim controller, a node or slice changed), never by polling; its writes go out in
 // parallel and the cycle ends when they have, with what was written assumed into the cache
 // (cluster_cache.h), so the next pass never decides from a cache behind its own writes.
-// Pods whose claims from templates the controller has not created yet wait.
+// Pods whose claims from templates the controller has not created yet wait. A ResourceSlice
+// (or device) naming a node the API does not have is not offered (logged once).
 //
 // Gangs (PodGroup, Workload) are crash-safe: before the first write of a gang, the planned
 // placement of every member (node, claims, allocations) is recorded in the annotation

@@ -8,10 +8,18 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <vector>
 
+#include "absl/strings/ascii.h"
+#include "api/loader.h"
+#include "api/object.h"
+#include "api/writer.h"
+#include "kube/plane_testing.h"
 #include "kube/rest_config.h"
 #include "kube/scheduler_metrics.h"
 #include "kube/writer.h"
+#include "sched/pass.h"
+#include "util/strings.h"
 
 namespace gpuplane::kube {
 namespace {
@@ -47,118 +55,6 @@ TEST(WriterTest, AllocationJsonIsTheApisShape) {
   EXPECT_EQ(j["devices"]["results"][0]["device"], "gpu-0");
   EXPECT_EQ(j["devices"]["results"][0]["request"], "gpu");
 }
-
-// Against a real control plane (GPUPLANE_TEST_PLANE, set by scripts/e2e.sh): a scheduler of
-// its own name over nodes with devices of its own driver.
-class SchedulerPlaneTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    const char* dir = std::getenv("GPUPLANE_TEST_PLANE");
-    if (dir == nullptr) GTEST_SKIP() << "GPUPLANE_TEST_PLANE is unset (scripts/e2e.sh sets it)";
-    absl::StatusOr<RestConfig> cfg = LoadKubeconfig(std::string(dir) + "/kubeconfig");
-    ASSERT_TRUE(cfg.ok()) << cfg.status();
-    client_ = std::make_unique<Client>(*cfg);
-    id_ = std::to_string(std::chrono::steady_clock::now().time_since_epoch().count() % 100000000);
-    ns_ = "sched-" + id_;
-    cls_ = "sched-" + id_ + ".example.com";
-    name_ = "gpuplane-" + id_;
-    Create("/api/v1/namespaces", {{"metadata", {{"name", ns_}}}});
-    Create("/apis/resource.k8s.io/v1/deviceclasses",
-           {{"metadata", {{"name", cls_}}},
-            {"spec",
-             {{"selectors",
-               json::array({{{"cel", {{"expression", "device.driver == \"" + cls_ + "\""}}}}})}}}});
-  }
-  void TearDown() override {
-    if (scheduler_) {
-      scheduler_->Stop();
-      thread_.join();
-    }
-    if (client_) (void)client_->Do("DELETE", "/api/v1/namespaces/" + ns_);
-  }
-
-  void Create(const std::string& path, const json& obj) {
-    absl::StatusOr<Response> r = client_->Do("POST", path, obj.dump());
-    ASSERT_TRUE(r.ok()) << r.status();
-    ASSERT_EQ(r->status, 201) << path << ": " << StatusMessage(*r);
-  }
-  // A node with `gpus` devices of `model`, published in one ResourceSlice.
-  std::string Node(const std::string& suffix, const std::string& model, int gpus) {
-    std::string node = "sched-" + id_ + "-" + suffix;
-    Create("/api/v1/nodes",
-           {{"metadata", {{"name", node}}},
-            {"status", {{"allocatable", {{"cpu", "64"}, {"memory", "512Gi"}, {"pods", "110"}}}}}});
-    json devices = json::array();
-    for (int i = 0; i < gpus; ++i) {
-      devices.push_back(
-          {{"name", "gpu-" + std::to_string(i)},
-           {"attributes", {{"model", {{"string", model}}}}},
-           {"capacity", {{"memory", {{"value", model == "H100" ? "80Gi" : "40Gi"}}}}}});
-    }
-    Create("/apis/resource.k8s.io/v1/resourceslices",
-           {{"metadata", {{"name", node + "-gpus"}}},
-            {"spec",
-             {{"driver", cls_},
-              {"nodeName", node},
-              {"pool", {{"name", node}, {"generation", 1}, {"resourceSliceCount", 1}}},
-              {"devices", devices}}}});
-    return node;
-  }
-  json ClaimSpec(int count, const std::string& cel) {
-    json exactly = {{"deviceClassName", cls_}, {"count", count}};
-    if (!cel.empty()) exactly["selectors"] = json::array({{{"cel", {{"expression", cel}}}}});
-    return {{"devices", {{"requests", json::array({{{"name", "gpu"}, {"exactly", exactly}}})}}}};
-  }
-  void Pod(const std::string& name, const json& claim_ref,
-           const json& extra_spec = json::object()) {
-    json spec = {{"schedulerName", name_},
-                 {"containers",
-                  json::array({{{"name", "c"},
-                                {"image", "pause"},
-                                {"resources", {{"claims", json::array({{{"name", "gpu"}}})}}}}})},
-                 {"resourceClaims", json::array({claim_ref})}};
-    spec.update(extra_spec);
-    Create("/api/v1/namespaces/" + ns_ + "/pods", {{"metadata", {{"name", name}}}, {"spec", spec}});
-  }
-  void Start() {
-    SchedulerOptions o;
-    o.name = name_;
-    scheduler_ = std::make_unique<Scheduler>(*client_, o);
-    thread_ = std::thread([this] { status_ = scheduler_->Run([] { return true; }); });
-  }
-  json Get(const std::string& path) {
-    absl::StatusOr<Response> r = client_->Get(path);
-    if (!r.ok() || !r->ok()) return json();
-    return json::parse(r->body);
-  }
-  // Waits up to `seconds` for `done`.
-  bool Eventually(const std::function<bool()>& done, double seconds = 30) {
-    auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
-    while (std::chrono::steady_clock::now() < end) {
-      if (done()) return true;
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-    return done();
-  }
-  std::string NodeOf(const std::string& pod) {
-    json p = Get(PodPath(ns_, pod));
-    return p.is_object() ? p["spec"].value("nodeName", "") : "";
-  }
-  json Condition(const std::string& pod, const std::string& type) {
-    json p = Get(PodPath(ns_, pod));
-    if (!p.is_object()) return json();
-    for (const json& c : p["status"].value("conditions", json::array())) {
-      if (c.value("type", "") == type) return c;
-    }
-    return json();
-  }
-
-  std::unique_ptr<Client> client_;
-  std::string id_, ns_, cls_, name_;
-  std::unique_ptr<Scheduler> scheduler_;
-  std::thread thread_;
-  absl::Status status_;
-};
 
 // The first seed scenario, with a claim from a template: an H100 with at least 60 GiB on a
 // cluster with A100s too; a pod that cannot fit says why; a claim whose CEL fails (the API
@@ -219,12 +115,7 @@ TEST_F(SchedulerPlaneTest, WorkloadGangsAreBoundWholeOrNotAtAll) {
   Create("/apis/resource.k8s.io/v1/namespaces/" + ns_ + "/resourceclaimtemplates",
          {{"metadata", {{"name", "one"}}}, {"spec", {{"spec", ClaimSpec(1, "")}}}});
   for (auto [gang, size] : {std::pair<std::string, int>{"fits", 3}, {"too-big", 5}}) {
-    Create(
-        "/apis/scheduling.k8s.io/v1alpha1/namespaces/" + ns_ + "/workloads",
-        {{"metadata", {{"name", gang}}},
-         {"spec",
-          {{"podGroups",
-            json::array({{{"name", "workers"}, {"policy", {{"gang", {{"minCount", size}}}}}}})}}}});
+    Workload(gang, size);
     for (int i = 0; i < size; ++i) {
       Pod(gang + "-" + std::to_string(i), {{"name", "gpu"}, {"resourceClaimTemplateName", "one"}},
           {{"workloadRef", {{"name", gang}, {"podGroup", "workers"}}}});
@@ -250,4 +141,133 @@ TEST_F(SchedulerPlaneTest, WorkloadGangsAreBoundWholeOrNotAtAll) {
 }
 
 }  // namespace
+}  // namespace gpuplane::kube
+
+namespace gpuplane::kube {
+namespace {
+
+// The REST collection of an object as api encodes it (cluster-scoped kinds, or in `ns`).
+std::string Collection(const json& obj, const std::string& ns) {
+  std::string api_version = obj.value("apiVersion", "");
+  std::string kind = obj.value("kind", "");
+  std::string plural = absl::AsciiStrToLower(kind) + (kind.ends_with("s") ? "es" : "s");
+  std::string base =
+      api_version.find('/') == std::string::npos ? "/api/" + api_version : "/apis/" + api_version;
+  bool cluster = kind == "Node" || kind == "DeviceClass" || kind == "ResourceSlice";
+  return cluster ? util::Cat(base, "/", plural) : util::Cat(base, "/namespaces/", ns, "/", plural);
+}
+
+std::vector<api::SourcedObject> LoadFiles(const std::string& path) {
+  absl::StatusOr<api::LoadResult> r = api::LoadPaths({util::Cat(GPUPLANE_SOURCE_DIR, "/", path)});
+  EXPECT_TRUE(r.ok()) << r.status();
+  return r.ok() ? std::move(r->objects) : std::vector<api::SourcedObject>{};
+}
+
+json Encoded(const api::Object& o) { return json::parse(api::ToJson(api::EncodeObject(o))); }
+
+}  // namespace
+
+// The three seed scenarios on the example cluster (examples/cluster: H100, H200, B200, T4, an
+// A100 with dynamic MIG), each a pod with a claim from the example template: the live
+// scheduler binds each to the node the offline pass (`gpuplane schedule` on the same files)
+// picks, with as many devices.
+TEST_F(SchedulerPlaneTest, SeedScenariosLandWhereTheOfflinePassPutsThem) {
+  std::vector<api::SourcedObject> cluster = LoadFiles("examples/cluster");
+  ASSERT_FALSE(cluster.empty());
+  for (const api::SourcedObject& o : cluster) {
+    json obj = Encoded(o.object);
+    absl::StatusOr<Response> r = client_->Do("POST", Collection(obj, ""), obj.dump());
+    ASSERT_TRUE(r.ok()) << r.status();
+    ASSERT_TRUE(r->status == 201 || r->status == 409) << o.file << ": " << StatusMessage(*r);
+  }
+  Start();
+  for (const char* seed :
+       {"h100-or-better-40gi", "small-mig-else-medium-else-full", "eight-gpus-one-nvlink-domain"}) {
+    std::vector<api::SourcedObject> files =
+        LoadFiles(util::Cat("examples/workloads/", seed, ".yaml"));
+    ASSERT_EQ(files.size(), 1u) << seed;
+    json tmpl = Encoded(files[0].object);
+    tmpl["metadata"]["namespace"] = ns_;
+    Create(Collection(tmpl, ns_), tmpl);
+    std::string pod = util::Cat("seed-", seed).substr(0, 60);
+    Pod(pod, {{"name", "gpu"}, {"resourceClaimTemplateName", seed}});
+
+    // The offline pass over the same objects.
+    json pod_obj = Get(PodPath(ns_, pod));
+    pod_obj["status"] = json::object();
+    api::Loader loader;
+    loader.AddText(tmpl.dump(), "template.json", api::Format::kJson);
+    loader.AddText(pod_obj.dump(), "pod.json", api::Format::kJson);
+    std::vector<api::SourcedObject> work = loader.Finish().objects;
+    absl::StatusOr<sched::PassResult> offline =
+        sched::RunPass(LoadFiles("examples/cluster"), work, {});
+    ASSERT_TRUE(offline.ok()) << offline.status();
+    ASSERT_EQ(offline->decisions.size(), 1u);
+    const sched::Decision& want = offline->decisions[0];
+    ASSERT_TRUE(want.status.ok()) << seed << ": " << sched::Render(want.status);
+
+    ASSERT_TRUE(Eventually([&] { return !NodeOf(pod).empty(); })) << seed << ": " << status_;
+    EXPECT_EQ(NodeOf(pod), offline->snapshot->inventory().nodes()[want.node].name) << seed;
+    json live = Get(PodPath(ns_, pod));
+    std::string made = live["status"]["resourceClaimStatuses"][0]["resourceClaimName"];
+    json claim = Get(ClaimPath(ns_, made));
+    EXPECT_EQ(claim["status"]["allocation"]["devices"]["results"].size(),
+              want.claims[0].second.devices.results.size())
+        << seed;
+    // Free the devices for the next scenario, as the pod ending would.
+    Writer w(*client_);
+    ASSERT_TRUE(w.DeletePod({ns_, pod, live["metadata"]["uid"]}).ok());
+    ASSERT_TRUE(w.ReleaseClaim(ns_, made, live["metadata"]["uid"]).ok());
+  }
+}
+
+// A ResourceSlice for a node that does not exist offers nothing: the pod goes to the real node,
+// and a second pod waits (PodScheduled=False) rather than being bound to the missing node.
+TEST_F(SchedulerPlaneTest, ASliceForAMissingNodeIsNotUsed) {
+  std::string real = Node("real", "H100", 1);
+  Create("/apis/resource.k8s.io/v1/resourceslices",
+         {{"metadata", {{"name", util::Cat("ghost-", id_)}}},
+          {"spec",
+           {{"driver", cls_},
+            {"nodeName", util::Cat("ghost-", id_)},
+            {"pool",
+             {{"name", util::Cat("ghost-", id_)}, {"generation", 1}, {"resourceSliceCount", 1}}},
+            {"devices", json::array({{{"name", "gpu-0"}}, {{"name", "gpu-1"}}})}}}});
+  for (const char* name : {"one", "two"}) {
+    Claim(name, 1);
+    Pod(name, {{"name", "gpu"}, {"resourceClaimName", name}});
+  }
+  Start();
+  ASSERT_TRUE(Eventually([&] {
+    return (!NodeOf("one").empty() || !NodeOf("two").empty()) &&
+           (Condition("one", "PodScheduled").is_object() ||
+            Condition("two", "PodScheduled").is_object());
+  })) << status_;
+  std::set<std::string> nodes = {NodeOf("one"), NodeOf("two")};
+  EXPECT_EQ(nodes, (std::set<std::string>{real, ""}));
+}
+
+// The API server restarted while the scheduler runs: its watches resume (or list again), and
+// pods created afterwards are bound to the devices still free, never to ones the cache had
+// not yet seen taken.
+TEST_F(SchedulerPlaneTest, ResumesAfterAnApiServerRestartWithoutDoubleAllocation) {
+  Node("n", "H100", 3);
+  Claim("before", 1);
+  Pod("before", {{"name", "gpu"}, {"resourceClaimName", "before"}});
+  Start();
+  ASSERT_TRUE(Eventually([&] { return !NodeOf("before").empty(); })) << status_;
+  ASSERT_EQ(std::system(util::Cat("bash scripts/controlplane.sh restart-apiserver ", dir_).c_str()),
+            0);
+  for (const char* name : {"after-1", "after-2", "after-3"}) {
+    Claim(name, 1);
+    Pod(name, {{"name", "gpu"}, {"resourceClaimName", name}});
+  }
+  ASSERT_TRUE(Eventually([&] {
+    return !NodeOf("after-1").empty() && !NodeOf("after-2").empty() &&
+           Condition("after-3", "PodScheduled").is_object();
+  })) << status_;
+  EXPECT_EQ(NodeOf("after-3"), "");  // three devices, four claims
+  EXPECT_EQ(GangViolation(), "");    // no device in two claims
+}
+
 }  // namespace gpuplane::kube

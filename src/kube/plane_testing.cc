@@ -1,0 +1,235 @@
+#include "kube/plane_testing.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <map>
+#include <set>
+#include <tuple>
+
+#include "kube/rest_config.h"
+#include "kube/writer.h"
+#include "util/strings.h"
+
+extern char** environ;
+
+namespace gpuplane::kube {
+
+using nlohmann::json;
+
+inline constexpr char kGangLabel[] = "test.gpuplane.io/gang";
+
+void SchedulerPlaneTest::SetUp() {
+  const char* dir = std::getenv("GPUPLANE_TEST_PLANE");
+  if (dir == nullptr) GTEST_SKIP() << "GPUPLANE_TEST_PLANE is unset (scripts/e2e.sh sets it)";
+  dir_ = dir;
+  absl::StatusOr<RestConfig> cfg = LoadKubeconfig(dir_ + "/kubeconfig");
+  ASSERT_TRUE(cfg.ok()) << cfg.status();
+  client_ = std::make_unique<Client>(*cfg);
+  id_ = std::to_string(std::chrono::steady_clock::now().time_since_epoch().count() % 100000000);
+  ns_ = "sched-" + id_;
+  cls_ = "sched-" + id_ + ".example.com";
+  name_ = "gpuplane-" + id_;
+  Create("/api/v1/namespaces", {{"metadata", {{"name", ns_}}}});
+  Create("/apis/resource.k8s.io/v1/deviceclasses",
+         {{"metadata", {{"name", cls_}}},
+          {"spec",
+           {{"selectors",
+             json::array({{{"cel", {{"expression", "device.driver == \"" + cls_ + "\""}}}}})}}}});
+}
+
+void SchedulerPlaneTest::TearDown() {
+  for (pid_t pid : children_) Kill(pid, SIGKILL);
+  if (scheduler_) {
+    scheduler_->Stop();
+    thread_.join();
+  }
+  if (client_) (void)client_->Do("DELETE", "/api/v1/namespaces/" + ns_);
+}
+
+void SchedulerPlaneTest::Create(const std::string& path, const json& obj) {
+  absl::StatusOr<Response> r = client_->Do("POST", path, obj.dump());
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->status, 201) << path << ": " << StatusMessage(*r);
+}
+
+std::string SchedulerPlaneTest::Node(const std::string& suffix, const std::string& model,
+                                     int gpus) {
+  std::string node = "sched-" + id_ + "-" + suffix;
+  Create("/api/v1/nodes",
+         {{"metadata", {{"name", node}}},
+          {"status", {{"allocatable", {{"cpu", "64"}, {"memory", "512Gi"}, {"pods", "110"}}}}}});
+  json devices = json::array();
+  for (int i = 0; i < gpus; ++i) {
+    devices.push_back({{"name", "gpu-" + std::to_string(i)},
+                       {"attributes", {{"model", {{"string", model}}}}},
+                       {"capacity", {{"memory", {{"value", model == "H100" ? "80Gi" : "40Gi"}}}}}});
+  }
+  Create("/apis/resource.k8s.io/v1/resourceslices",
+         {{"metadata", {{"name", node + "-gpus"}}},
+          {"spec",
+           {{"driver", cls_},
+            {"nodeName", node},
+            {"pool", {{"name", node}, {"generation", 1}, {"resourceSliceCount", 1}}},
+            {"devices", devices}}}});
+  return node;
+}
+
+json SchedulerPlaneTest::ClaimSpec(int count, const std::string& cel) const {
+  json exactly = {{"deviceClassName", cls_}, {"count", count}};
+  if (!cel.empty()) exactly["selectors"] = json::array({{{"cel", {{"expression", cel}}}}});
+  return {{"devices", {{"requests", json::array({{{"name", "gpu"}, {"exactly", exactly}}})}}}};
+}
+
+void SchedulerPlaneTest::Claim(const std::string& name, int count, const std::string& gang) {
+  json meta = {{"name", name}};
+  if (!gang.empty()) meta["labels"] = {{kGangLabel, gang}};
+  Create("/apis/resource.k8s.io/v1/namespaces/" + ns_ + "/resourceclaims",
+         {{"metadata", meta}, {"spec", ClaimSpec(count, "")}});
+}
+
+void SchedulerPlaneTest::Pod(const std::string& name, const json& claim_ref,
+                             const json& extra_spec) {
+  json spec = {{"schedulerName", name_},
+               {"containers",
+                json::array({{{"name", "c"},
+                              {"image", "pause"},
+                              {"resources", {{"claims", json::array({{{"name", "gpu"}}})}}}}})},
+               {"resourceClaims", json::array({claim_ref})}};
+  spec.update(extra_spec);
+  Create("/api/v1/namespaces/" + ns_ + "/pods", {{"metadata", {{"name", name}}}, {"spec", spec}});
+}
+
+void SchedulerPlaneTest::Workload(const std::string& name, int min_count) {
+  Create("/apis/scheduling.k8s.io/v1alpha1/namespaces/" + ns_ + "/workloads",
+         {{"metadata", {{"name", name}}},
+          {"spec",
+           {{"podGroups", json::array({{{"name", "workers"},
+                                        {"policy", {{"gang", {{"minCount", min_count}}}}}}})}}}});
+}
+
+void SchedulerPlaneTest::Start() {
+  SchedulerOptions o;
+  o.name = name_;
+  scheduler_ = std::make_unique<Scheduler>(*client_, o);
+  thread_ = std::thread([this] { status_ = scheduler_->Run([] { return true; }); });
+}
+
+json SchedulerPlaneTest::Get(const std::string& path) {
+  absl::StatusOr<Response> r = client_->Get(path);
+  if (!r.ok() || !r->ok()) return json();
+  return json::parse(r->body, nullptr, false);
+}
+
+json SchedulerPlaneTest::List(const std::string& collection) {
+  std::string group = collection == "pods"        ? "/api/v1"
+                      : collection == "workloads" ? "/apis/scheduling.k8s.io/v1alpha1"
+                                                  : "/apis/resource.k8s.io/v1";
+  json list = Get(util::Cat(group, "/namespaces/", ns_, "/", collection));
+  return list.is_object() ? list["items"] : json::array();
+}
+
+bool SchedulerPlaneTest::Eventually(const std::function<bool()>& done, double seconds) {
+  auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (std::chrono::steady_clock::now() < end) {
+    if (done()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return done();
+}
+
+std::string SchedulerPlaneTest::NodeOf(const std::string& pod) {
+  json p = Get(PodPath(ns_, pod));
+  return p.is_object() ? p["spec"].value("nodeName", "") : "";
+}
+
+json SchedulerPlaneTest::Condition(const std::string& pod, const std::string& type) {
+  json p = Get(PodPath(ns_, pod));
+  if (!p.is_object()) return json();
+  for (const json& c : p["status"].value("conditions", json::array())) {
+    if (c.value("type", "") == type) return c;
+  }
+  return json();
+}
+
+pid_t SchedulerPlaneTest::Spawn(const std::vector<std::string>& args, const std::string& log) {
+  const char* bin = std::getenv("GPUPLANE_BIN");
+  if (bin == nullptr) return -1;
+  std::vector<std::string> argv = {bin,
+                                   "scheduler",
+                                   "--kubeconfig",
+                                   dir_ + "/kubeconfig",
+                                   "--scheduler-name",
+                                   name_,
+                                   "--metrics-addr",
+                                   ""};
+  argv.insert(argv.end(), args.begin(), args.end());
+  std::vector<char*> cargv;
+  for (std::string& a : argv) cargv.push_back(a.data());
+  cargv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+  posix_spawn_file_actions_adddup2(&actions, 1, 2);
+  pid_t pid = -1;
+  int rc = posix_spawn(&pid, bin, &actions, nullptr, cargv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (rc != 0) return -1;
+  children_.push_back(pid);
+  return pid;
+}
+
+void SchedulerPlaneTest::Kill(pid_t pid, int signal) {
+  if (pid <= 0) return;
+  kill(pid, signal);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  std::erase(children_, pid);
+}
+
+std::string SchedulerPlaneTest::GangViolation() {
+  json pods = List("pods"), claims = List("resourceclaims"), workloads = List("workloads");
+  std::set<std::tuple<std::string, std::string, std::string>> devices;
+  std::map<std::string, int> allocated_in_gang;
+  for (const json& c : claims) {
+    if (!c.contains("status") || !c["status"].contains("allocation")) continue;
+    std::string gang = c["metadata"].value("labels", json::object()).value(kGangLabel, "");
+    if (!gang.empty()) ++allocated_in_gang[gang];
+    for (const json& r : c["status"]["allocation"]["devices"].value("results", json::array())) {
+      if (!devices.emplace(r.value("driver", ""), r.value("pool", ""), r.value("device", ""))
+               .second) {
+        return util::Cat("device ", r.value("pool", ""), "/", r.value("device", ""),
+                         " is allocated to two claims");
+      }
+    }
+  }
+  for (const json& w : workloads) {
+    std::string name = w["metadata"]["name"];
+    if (w["metadata"].value("annotations", json::object()).contains(kGangIntent)) {
+      return util::Cat("Workload ", name, " has an open gang intent");
+    }
+    int members = 0, bound = 0;
+    for (const json& p : pods) {
+      const json& spec = p["spec"];
+      if (!spec.contains("workloadRef") || spec["workloadRef"].value("name", "") != name) continue;
+      ++members;
+      if (!spec.value("nodeName", "").empty()) ++bound;
+    }
+    int allocated = allocated_in_gang[name];
+    int min = w["spec"]["podGroups"][0]["policy"]["gang"].value("minCount", 1);
+    bool none = bound == 0 && allocated == 0;
+    bool whole = bound == members && members >= min && allocated == bound;
+    if (!none && !whole) {
+      return util::Cat("Workload ", name, ": ", bound, " of ", members, " pods bound, ", allocated,
+                       " claims allocated (minCount ", min, ")");
+    }
+  }
+  return "";
+}
+
+}  // namespace gpuplane::kube

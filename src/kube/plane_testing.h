@@ -1,0 +1,69 @@
+// Test support for the live scheduler against a real control plane (GPUPLANE_TEST_PLANE, set by
+// scripts/e2e.sh; tests skip without it): a fixture with its own namespace, DeviceClass
+// (driver), scheduler name, nodes with GPUs published as ResourceSlices, claims and pods, and
+// `gpuplane scheduler` processes (GPUPLANE_BIN) to start and kill. The invariants the crash
+// tests check are read from the API, not from any cache.
+// Ownership: the fixture owns its Client, scheduler thread and child processes (killed in
+// TearDown). Not thread-safe; test-only.
+#ifndef GPUPLANE_KUBE_PLANE_TESTING_H_
+#define GPUPLANE_KUBE_PLANE_TESTING_H_
+
+#include <gtest/gtest.h>
+#include <sys/types.h>
+
+#include <functional>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "kube/client.h"
+#include "kube/scheduler.h"
+
+namespace gpuplane::kube {
+
+class SchedulerPlaneTest : public ::testing::Test {
+ protected:
+  void SetUp() override;
+  void TearDown() override;
+
+  void Create(const std::string& path, const nlohmann::json& obj);
+  // A node with `gpus` devices of `model` (H100: 80Gi, else 40Gi) in one ResourceSlice.
+  std::string Node(const std::string& suffix, const std::string& model, int gpus);
+  nlohmann::json ClaimSpec(int count, const std::string& cel) const;
+  // A ResourceClaim of `count` devices, labelled with its gang (for GangViolation).
+  void Claim(const std::string& name, int count, const std::string& gang = "");
+  void Pod(const std::string& name, const nlohmann::json& claim_ref,
+           const nlohmann::json& extra_spec = nlohmann::json::object());
+  void Workload(const std::string& name, int min_count);
+  // The scheduler in this process, on a thread.
+  void Start();
+  nlohmann::json Get(const std::string& path);
+  nlohmann::json List(const std::string& collection);  // in the test's namespace
+  bool Eventually(const std::function<bool()>& done, double seconds = 30);
+  std::string NodeOf(const std::string& pod);
+  nlohmann::json Condition(const std::string& pod, const std::string& type);
+
+  // `gpuplane scheduler` as a child process (GPUPLANE_BIN) with `args` after the kubeconfig
+  // and scheduler name; its output appended to `log`. Skips the test without GPUPLANE_BIN.
+  pid_t Spawn(const std::vector<std::string>& args, const std::string& log);
+  void Kill(pid_t pid, int signal);
+
+  // Every gang (Workload) in the namespace is whole (all its pods bound, their claims
+  // allocated) or has no bound member and no allocated claim; no device is in two claims;
+  // no gang intent is open. The first violation, or "".
+  std::string GangViolation();
+
+  std::unique_ptr<Client> client_;
+  std::string dir_, id_, ns_, cls_, name_;
+  std::unique_ptr<Scheduler> scheduler_;
+  std::thread thread_;
+  absl::Status status_;
+  std::vector<pid_t> children_;
+};
+
+}  // namespace gpuplane::kube
+
+#endif  // GPUPLANE_KUBE_PLANE_TESTING_H_
