@@ -170,6 +170,7 @@ pid_t SchedulerPlaneTest::Spawn(const std::vector<std::string>& args, const std:
                                    ""};
   argv.insert(argv.end(), args.begin(), args.end());
   std::vector<char*> cargv;
+  cargv.reserve(argv.size() + 1);
   for (std::string& a : argv) cargv.push_back(a.data());
   cargv.push_back(nullptr);
   posix_spawn_file_actions_t actions;

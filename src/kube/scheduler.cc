@@ -194,15 +194,25 @@ absl::Status Scheduler::Cycle() {
     if (warned_.insert(w).second) Log(w);
   }
 
+  std::vector<Job> jobs = Plan(*pass, waiting);
+  WriteAll(jobs);
+  Remember(pass->pods, jobs);
+  ++metrics_.cycles;
+  std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
+  metrics_.cycle_seconds = metrics_.cycle_seconds.load() + took.count();
+  return absl::OkStatus();
+}
+
+std::vector<Scheduler::Job> Scheduler::Plan(const sched::PassResult& pass, int64_t waiting) {
   std::vector<Job> jobs;
   std::map<std::string, size_t> gang_jobs;  // gang object "Kind/ns/name" -> job
   std::map<std::string, int64_t> pending;
   std::set<int> gangs_waiting;
-  const sched::PodSet& pods = pass->pods;
+  const sched::PodSet& pods = pass.pods;
   for (size_t i = 0; i < pods.pods.size(); ++i) {
     const sched::PodInfo& p = pods.pods[i];
     if (!p.bound_node.empty()) continue;
-    const sched::Decision& d = pass->decisions[i];
+    const sched::Decision& d = pass.decisions[i];
     const api::ObjectMeta& m = p.pod->metadata;
     PodRef ref{m.namespace_name, m.name, m.uid};
     if (!d.status.ok() || d.node == model::kNoId) {
@@ -220,7 +230,7 @@ absl::Status Scheduler::Cycle() {
       jobs.push_back(std::move(job));
       continue;
     }
-    Job::Member member{ref, pass->snapshot->inventory().nodes()[d.node].name, -1, json(), {}};
+    Job::Member member{ref, pass.snapshot->inventory().nodes()[d.node].name, -1, json(), {}};
     std::optional<json> cached = cache_->Get("Pod", p.key);
     if (!cached) continue;
     member.cached_pod = *cached;
@@ -247,8 +257,12 @@ absl::Status Scheduler::Cycle() {
     jobs.push_back(std::move(job));
   }
   if (waiting > 0) pending["Waiting/ClaimFromTemplate"] = waiting;
-  metrics_.SetPending(std::move(pending), static_cast<int64_t>(gangs_waiting.size()));
+  metrics_.SetPending(pending, static_cast<int64_t>(gangs_waiting.size()));
 
+  return jobs;
+}
+
+void Scheduler::WriteAll(std::vector<Job>& jobs) {
   // The writes, in parallel; the cycle ends when all are done.
   std::atomic<size_t> next{0};
   std::vector<std::thread> workers;
@@ -259,6 +273,9 @@ absl::Status Scheduler::Cycle() {
     });
   }
   for (std::thread& t : workers) t.join();
+}
+
+void Scheduler::Remember(const sched::PodSet& pods, const std::vector<Job>& jobs) {
   std::map<std::string, std::string> reported;  // only pods still pending are remembered
   for (const sched::PodInfo& p : pods.pods) {
     auto it = reported_.find(p.pod->metadata.uid);
@@ -270,10 +287,6 @@ absl::Status Scheduler::Cycle() {
     }
   }
   reported_ = std::move(reported);
-  ++metrics_.cycles;
-  std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
-  metrics_.cycle_seconds = metrics_.cycle_seconds.load() + took.count();
-  return absl::OkStatus();
 }
 
 bool Scheduler::WritePod(const Job& job, size_t i, std::vector<std::string>& allocated) {

@@ -40,6 +40,11 @@
 #include "kube/scheduler_metrics.h"
 #include "kube/writer.h"
 
+namespace gpuplane::sched {
+struct PassResult;
+struct PodSet;
+}  // namespace gpuplane::sched
+
 namespace gpuplane::kube {
 
 inline constexpr char kGangIntent[] = "gpuplane.io/gang-intent";
@@ -73,6 +78,13 @@ class Scheduler {
   struct Job;
   void Wake();
   absl::Status Cycle();
+  // The writes a pass's decisions call for: a job per pod or gang object, and reports of
+  // unschedulable pods whose reason changed (`waiting`: pods waiting for template claims).
+  std::vector<Job> Plan(const sched::PassResult& pass, int64_t waiting);
+  // Runs the jobs on `options_.writers` threads; returns when all are done.
+  void WriteAll(std::vector<Job>& jobs);
+  // Keeps the reasons reported for pods still pending.
+  void Remember(const sched::PodSet& pods, const std::vector<Job>& jobs);
   void Recover();
   void Execute(Job& job);
   bool WritePod(const Job& job, size_t member, std::vector<std::string>& allocated);

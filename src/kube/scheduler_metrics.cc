@@ -39,10 +39,11 @@ void SchedulerMetrics::Latency(double seconds) {
   latency_sum_ += seconds;
 }
 
-void SchedulerMetrics::SetPending(std::map<std::string, int64_t> by_reason, int64_t gangs_waiting) {
+void SchedulerMetrics::SetPending(const std::map<std::string, int64_t>& by_reason,
+                                  int64_t gangs_waiting) {
   std::lock_guard<std::mutex> lock(mu_);
   for (auto& [reason, n] : pending_) n = 0;  // reasons seen before stay, at 0
-  for (auto& [reason, n] : by_reason) pending_[reason] = n;
+  for (const auto& [reason, n] : by_reason) pending_[reason] = n;
   gangs_waiting_ = gangs_waiting;
 }
 

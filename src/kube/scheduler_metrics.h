@@ -26,7 +26,7 @@ class SchedulerMetrics {
   void ApiError(const std::string& verb) { Add(api_errors_, verb); }
   void Latency(double seconds);
   // Replaces the pending-pods-by-reason gauge with the last pass's counts.
-  void SetPending(std::map<std::string, int64_t> by_reason, int64_t gangs_waiting);
+  void SetPending(const std::map<std::string, int64_t>& by_reason, int64_t gangs_waiting);
 
   std::atomic<int64_t> cycles{0};
   std::atomic<double> cycle_seconds{0};  // total
