@@ -121,7 +121,17 @@ TEST_F(SchedulerPlaneTest, WorkloadGangsAreBoundWholeOrNotAtAll) {
           {{"workloadRef", {{"name", gang}, {"podGroup", "workers"}}}});
     }
   }
+  // An intent not written by the scheduler (edited by hand) is removed without acting on it.
+  Create("/apis/scheduling.k8s.io/v1alpha1/namespaces/" + ns_ + "/workloads",
+         {{"metadata", {{"name", "edited"}, {"annotations", {{kGangIntent, "{\"members\":[7]}"}}}}},
+          {"spec",
+           {{"podGroups",
+             json::array({{{"name", "workers"}, {"policy", {{"gang", {{"minCount", 1}}}}}}})}}}});
   Start();
+  ASSERT_TRUE(Eventually([&] {
+    json w = Get("/apis/scheduling.k8s.io/v1alpha1/namespaces/" + ns_ + "/workloads/edited");
+    return !w["metadata"].value("annotations", json::object()).contains(kGangIntent);
+  }));
   ASSERT_TRUE(Eventually([&] {
     for (int i = 0; i < 3; ++i) {
       if (NodeOf("fits-" + std::to_string(i)).empty()) return false;

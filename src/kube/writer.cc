@@ -67,6 +67,13 @@ bool ReservedFor(const json& claim, const std::string& uid) {
 
 std::string Key(const std::string& ns, const std::string& name) { return ns + "/" + name; }
 
+// A response body that must be an object (the claim as written).
+absl::StatusOr<json> ObjectOf(const std::string& what, const Response& r) {
+  json j = json::parse(r.body, nullptr, false);
+  if (!j.is_object()) return absl::UnavailableError(what + ": the server's answer is not JSON");
+  return j;
+}
+
 }  // namespace
 
 std::string ClaimPath(const std::string& ns, const std::string& name) {
@@ -130,7 +137,9 @@ absl::StatusOr<json> Writer::AllocateClaim(json claim, const json& allocation,
         continue;
       }
       if (!r->ok()) return Failed(what + " (finalizer)", *r);
-      claim = json::parse(r->body);
+      absl::StatusOr<json> got = ObjectOf(what, *r);
+      if (!got.ok()) return got.status();
+      claim = std::move(*got);
     }
     if (allocated && ReservedFor(claim, pod.uid)) return claim;
     json& st = claim["status"];
@@ -143,7 +152,7 @@ absl::StatusOr<json> Writer::AllocateClaim(json claim, const json& allocation,
       continue;
     }
     if (!r->ok()) return Failed(what + " (status)", *r);
-    return json::parse(r->body);
+    return ObjectOf(what, *r);
   }
   return absl::AbortedError(util::Cat(what, ": ", kAttempts, " conflicts in a row"));
 }
@@ -157,8 +166,11 @@ absl::Status Writer::ReleaseClaim(const std::string& ns, const std::string& name
     if (!got.ok()) return got.status();
     if (got->status == 404) return absl::OkStatus();
     if (!got->ok()) return Failed(what, *got);
-    json claim = json::parse(got->body);
+    absl::StatusOr<json> read = ObjectOf(what, *got);
+    if (!read.ok()) return read.status();
+    json claim = std::move(*read);
     json& st = claim["status"];
+    if (!st.is_object()) st = json::object();
     json kept = json::array();
     for (const json& r : st.value("reservedFor", json::array())) {
       if (r.value("uid", "") != pod_uid) kept.push_back(r);
@@ -179,7 +191,9 @@ absl::Status Writer::ReleaseClaim(const std::string& ns, const std::string& name
       if (r->status == 409) continue;
       if (r->status == 404) return absl::OkStatus();
       if (!r->ok()) return Failed(what + " (status)", *r);
-      claim = json::parse(r->body);
+      absl::StatusOr<json> written = ObjectOf(what, *r);
+      if (!written.ok()) return written.status();
+      claim = std::move(*written);
     }
     if (!kept.empty() || !HasFinalizer(claim)) return absl::OkStatus();
     json& f = claim["metadata"]["finalizers"];
