@@ -58,11 +58,11 @@ void SchedulerPlaneTest::Create(const std::string& path, const json& obj) {
   ASSERT_EQ(r->status, 201) << path << ": " << StatusMessage(*r);
 }
 
-std::string SchedulerPlaneTest::Node(const std::string& suffix, const std::string& model,
-                                     int gpus) {
+std::string SchedulerPlaneTest::Node(const std::string& suffix, const std::string& model, int gpus,
+                                     const json& labels) {
   std::string node = "sched-" + id_ + "-" + suffix;
   Create("/api/v1/nodes",
-         {{"metadata", {{"name", node}}},
+         {{"metadata", {{"name", node}, {"labels", labels}}},
           {"status", {{"allocatable", {{"cpu", "64"}, {"memory", "512Gi"}, {"pods", "110"}}}}}});
   json devices = json::array();
   for (int i = 0; i < gpus; ++i) {

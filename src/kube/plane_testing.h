@@ -31,7 +31,8 @@ class SchedulerPlaneTest : public ::testing::Test {
 
   void Create(const std::string& path, const nlohmann::json& obj);
   // A node with `gpus` devices of `model` (H100: 80Gi, else 40Gi) in one ResourceSlice.
-  std::string Node(const std::string& suffix, const std::string& model, int gpus);
+  std::string Node(const std::string& suffix, const std::string& model, int gpus,
+                   const nlohmann::json& labels = nlohmann::json::object());
   nlohmann::json ClaimSpec(int count, const std::string& cel) const;
   // A ResourceClaim of `count` devices, labelled with its gang (for GangViolation).
   void Claim(const std::string& name, int count, const std::string& gang = "");

@@ -19,6 +19,7 @@
 #include "kube/scheduler_metrics.h"
 #include "kube/writer.h"
 #include "sched/pass.h"
+#include "sched/pod_set.h"
 #include "util/strings.h"
 
 namespace gpuplane::kube {
@@ -278,6 +279,75 @@ TEST_F(SchedulerPlaneTest, ResumesAfterAnApiServerRestartWithoutDoubleAllocation
   })) << status_;
   EXPECT_EQ(NodeOf("after-3"), "");  // three devices, four claims
   EXPECT_EQ(GangViolation(), "");    // no device in two claims
+}
+
+}  // namespace gpuplane::kube
+
+namespace gpuplane::kube {
+
+// A scheduling.x-k8s.io PodGroup gang (its CRD installed first: the plane does not serve the
+// kind otherwise) asking for one rack (`gpuplane.io/topology-required` on a node label): the
+// four members land in the only rack with four free GPUs, and the intent is gone after.
+TEST_F(SchedulerPlaneTest, APodGroupGangWithARequiredTopologyLandsInOneRack) {
+  json crd = {
+      {"apiVersion", "apiextensions.k8s.io/v1"},
+      {"kind", "CustomResourceDefinition"},
+      {"metadata", {{"name", "podgroups.scheduling.x-k8s.io"}}},
+      {"spec",
+       {{"group", "scheduling.x-k8s.io"},
+        {"scope", "Namespaced"},
+        {"names",
+         {{"plural", "podgroups"},
+          {"singular", "podgroup"},
+          {"kind", "PodGroup"},
+          {"listKind", "PodGroupList"}}},
+        {"versions", json::array({{{"name", "v1alpha1"},
+                                   {"served", true},
+                                   {"storage", true},
+                                   {"schema",
+                                    {{"openAPIV3Schema",
+                                      {{"type", "object"},
+                                       {"x-kubernetes-preserve-unknown-fields", true}}}}}}})}}}};
+  absl::StatusOr<Response> r =
+      client_->Do("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd.dump());
+  ASSERT_TRUE(r.ok() && (r->status == 201 || r->status == 409)) << StatusMessage(*r);
+  ASSERT_TRUE(Eventually([&] {
+    absl::StatusOr<Response> got = client_->Get("/apis/scheduling.x-k8s.io/v1alpha1/podgroups");
+    return got.ok() && got->ok();
+  }));
+  const std::string rack = "test.gpuplane.io/rack";
+  Node("r1a", "H100", 2, {{rack, "r1"}});
+  Node("r1b", "H100", 1, {{rack, "r1"}});
+  std::set<std::string> r2 = {Node("r2a", "H100", 2, {{rack, "r2"}}),
+                              Node("r2b", "H100", 2, {{rack, "r2"}})};
+  Create("/apis/scheduling.x-k8s.io/v1alpha1/namespaces/" + ns_ + "/podgroups",
+         {{"apiVersion", "scheduling.x-k8s.io/v1alpha1"},
+          {"kind", "PodGroup"},
+          {"metadata", {{"name", "ring"}, {"annotations", {{sched::kTopologyRequired, rack}}}}},
+          {"spec", {{"minMember", 4}}}});
+  for (int i = 0; i < 4; ++i) {
+    std::string pod = util::Cat("ring-", i);
+    Claim(pod, 1);
+    Create("/api/v1/namespaces/" + ns_ + "/pods",
+           {{"metadata", {{"name", pod}, {"labels", {{sched::kPodGroupLabel, "ring"}}}}},
+            {"spec",
+             {{"schedulerName", name_},
+              {"containers",
+               json::array({{{"name", "c"},
+                             {"image", "pause"},
+                             {"resources", {{"claims", json::array({{{"name", "gpu"}}})}}}}})},
+              {"resourceClaims", json::array({{{"name", "gpu"}, {"resourceClaimName", pod}}})}}}});
+  }
+  Start();
+  ASSERT_TRUE(Eventually([&] {
+    for (int i = 0; i < 4; ++i) {
+      if (NodeOf(util::Cat("ring-", i)).empty()) return false;
+    }
+    return true;
+  })) << status_;
+  for (int i = 0; i < 4; ++i) EXPECT_TRUE(r2.contains(NodeOf(util::Cat("ring-", i)))) << i;
+  json pg = Get("/apis/scheduling.x-k8s.io/v1alpha1/namespaces/" + ns_ + "/podgroups/ring");
+  EXPECT_FALSE(pg["metadata"].value("annotations", json::object()).contains(kGangIntent));
 }
 
 }  // namespace gpuplane::kube
