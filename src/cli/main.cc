@@ -18,11 +18,11 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", kVersion);
   std::vector<gpuplane::cli::Command> commands = {
-      gpuplane::cli::AddValidateCommand(app), gpuplane::cli::AddGenerateCommand(app),
-      gpuplane::cli::AddCelCommand(app),      gpuplane::cli::AddAllocateCommand(app),
-      gpuplane::cli::AddSimulateCommand(app), gpuplane::cli::AddAttributeCommand(app),
-      gpuplane::cli::AddAgentCommand(app),    gpuplane::cli::AddReportCommand(app),
-      gpuplane::cli::AddScheduleCommand(app), gpuplane::cli::AddExplainCommand(app),
+      gpuplane::cli::AddValidateCommand(app),  gpuplane::cli::AddGenerateCommand(app),
+      gpuplane::cli::AddCelCommand(app),       gpuplane::cli::AddAllocateCommand(app),
+      gpuplane::cli::AddSimulateCommand(app),  gpuplane::cli::AddAttributeCommand(app),
+      gpuplane::cli::AddAgentCommand(app),     gpuplane::cli::AddReportCommand(app),
+      gpuplane::cli::AddScheduleCommand(app),  gpuplane::cli::AddExplainCommand(app),
       gpuplane::cli::AddSchedulerCommand(app),
   };
   CLI::App* version = app.add_subcommand("version", "Print the version");

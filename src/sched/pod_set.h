@@ -1,11 +1,11 @@
 // The work of one scheduling pass, read from workload objects: Pods with their claims
 // (ResourceClaims they name; for a template, the claim the pod's status.resourceClaimStatuses
-// names, as the resourceclaim controller made it, else one instantiated as `<pod>-<claim>`), and gangs from scheduling.x-k8s.io PodGroups (pods labelled
-// `scheduling.x-k8s.io/pod-group`, `minMember`) and scheduling.k8s.io Workloads (pods with
-// `spec.workloadRef`, `podGroups[].policy.gang.minCount`; one gang per pod group and replica
-// key). Topology requests are annotations on the PodGroup, Workload or pod:
-// `gpuplane.io/topology-required` and `gpuplane.io/topology-preferred`, naming a node label
-// key or a DRA device attribute.
+// names, as the resourceclaim controller made it, else one instantiated as `<pod>-<claim>`), and
+// gangs from scheduling.x-k8s.io PodGroups (pods labelled `scheduling.x-k8s.io/pod-group`,
+// `minMember`) and scheduling.k8s.io Workloads (pods with `spec.workloadRef`,
+// `podGroups[].policy.gang.minCount`; one gang per pod group and replica key). Topology requests
+// are annotations on the PodGroup, Workload or pod: `gpuplane.io/topology-required` and
+// `gpuplane.io/topology-preferred`, naming a node label key or a DRA device attribute.
 //
 // Problems in the input (a pod naming a missing claim, template, PodGroup or Workload; a
 // minMember above the pods present) are warnings with file:line and a status on the pods
