@@ -109,13 +109,6 @@ ClusterCache::Kind* ClusterCache::Find(std::string_view kind) const {
   return nullptr;
 }
 
-bool ClusterCache::Served(std::string_view kind) const {
-  Kind* k = Find(kind);
-  if (k == nullptr) return false;
-  std::lock_guard<std::mutex> lock(k->mu);
-  return k->served;
-}
-
 std::optional<nlohmann::json> ClusterCache::Get(std::string_view kind,
                                                 const std::string& key) const {
   Kind* k = Find(kind);
@@ -152,15 +145,6 @@ std::vector<nlohmann::json> ClusterCache::List(std::string_view kind) const {
 bool ClusterCache::Has(std::string_view kind, const std::string& key) const {
   Kind* k = Find(kind);
   return k != nullptr && k->informer->Has(key);
-}
-
-size_t ClusterCache::AssumedCount() const {
-  size_t n = 0;
-  for (const auto& k : kinds_) {
-    std::lock_guard<std::mutex> lock(k->mu);
-    n += k->assumed.size();
-  }
-  return n;
 }
 
 absl::Status ClusterCache::Error() const {

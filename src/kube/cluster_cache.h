@@ -60,10 +60,8 @@ class ClusterCache {
   void Assume(std::string_view kind, nlohmann::json object);
   // Every cached object of `kind` (assumed copies where newer).
   std::vector<nlohmann::json> List(std::string_view kind) const;
-  size_t AssumedCount() const;
   // Whether the cache holds the object (cheaper than Get: nothing is copied).
   bool Has(std::string_view kind, const std::string& key) const;
-  bool Served(std::string_view kind) const;
 
  private:
   struct Kind;

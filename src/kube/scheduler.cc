@@ -350,7 +350,6 @@ bool Scheduler::WritePod(const Job& job, size_t i, std::vector<std::string>& all
   int64_t v = 0;
   pod["metadata"]["resourceVersion"] = std::to_string((absl::SimpleAtoi(rv, &v) ? v : 0) + 1);
   cache_->Assume("Pod", std::move(pod));
-  ++metrics_.bound;
   metrics_.Attempt("scheduled");
   if (m.created_ago >= 0) metrics_.Latency(m.created_ago);
   return true;

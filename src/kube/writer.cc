@@ -102,12 +102,6 @@ json AllocationJson(const api::AllocationResult& a) {
   return j["status"]["allocation"];
 }
 
-absl::StatusOr<Response> Writer::Send(const std::string& method, const std::string& path,
-                                      const std::string& body,
-                                      const std::string& content_type) const {
-  return client_.Do(method, path, body, content_type);
-}
-
 absl::StatusOr<json> Writer::AllocateClaim(json claim, const json& allocation,
                                            const PodRef& pod) const {
   const std::string ns = claim["metadata"].value("namespace", "");
@@ -130,7 +124,7 @@ absl::StatusOr<json> Writer::AllocateClaim(json claim, const json& allocation,
     }
     if (!HasFinalizer(claim)) {
       claim["metadata"]["finalizers"].push_back(kClaimFinalizer);
-      absl::StatusOr<Response> r = Send("PUT", path, claim.dump(), "application/json");
+      absl::StatusOr<Response> r = client_.Do("PUT", path, claim.dump(), "application/json");
       if (!r.ok()) return r.status();
       if (r->status == 409) {
         if (absl::Status s = refresh(); !s.ok()) return s;
@@ -145,7 +139,8 @@ absl::StatusOr<json> Writer::AllocateClaim(json claim, const json& allocation,
     json& st = claim["status"];
     if (!allocated) st["allocation"] = allocation;
     st["reservedFor"].push_back({{"resource", "pods"}, {"name", pod.name}, {"uid", pod.uid}});
-    absl::StatusOr<Response> r = Send("PUT", path + "/status", claim.dump(), "application/json");
+    absl::StatusOr<Response> r =
+        client_.Do("PUT", path + "/status", claim.dump(), "application/json");
     if (!r.ok()) return r.status();
     if (r->status == 409) {
       if (absl::Status s = refresh(); !s.ok()) return s;
@@ -186,7 +181,8 @@ absl::Status Writer::ReleaseClaim(const std::string& ns, const std::string& name
       } else {
         st["reservedFor"] = kept;
       }
-      absl::StatusOr<Response> r = Send("PUT", path + "/status", claim.dump(), "application/json");
+      absl::StatusOr<Response> r =
+          client_.Do("PUT", path + "/status", claim.dump(), "application/json");
       if (!r.ok()) return r.status();
       if (r->status == 409) continue;
       if (r->status == 404) return absl::OkStatus();
@@ -198,7 +194,7 @@ absl::Status Writer::ReleaseClaim(const std::string& ns, const std::string& name
     if (!kept.empty() || !HasFinalizer(claim)) return absl::OkStatus();
     json& f = claim["metadata"]["finalizers"];
     f.erase(std::remove(f.begin(), f.end(), kClaimFinalizer), f.end());
-    absl::StatusOr<Response> r = Send("PUT", path, claim.dump(), "application/json");
+    absl::StatusOr<Response> r = client_.Do("PUT", path, claim.dump(), "application/json");
     if (!r.ok()) return r.status();
     if (r->status == 409) continue;
     if (r->ok() || r->status == 404) return absl::OkStatus();
@@ -214,7 +210,7 @@ absl::Status Writer::Bind(const PodRef& pod, const std::string& node) const {
             {"target", {{"apiVersion", "v1"}, {"kind", "Node"}, {"name", node}}}};
   std::string what = util::Cat("Pod ", Key(pod.ns, pod.name), " binding to ", node);
   absl::StatusOr<Response> r =
-      Send("POST", PodPath(pod.ns, pod.name) + "/binding", b.dump(), "application/json");
+      client_.Do("POST", PodPath(pod.ns, pod.name) + "/binding", b.dump(), "application/json");
   if (!r.ok()) return r.status();
   if (r->status == 409) return absl::AlreadyExistsError(what + ": " + StatusMessage(*r));
   return r->ok() ? absl::OkStatus() : Failed(what, *r);
@@ -230,8 +226,8 @@ absl::Status Writer::MarkUnschedulable(const PodRef& pod, const std::string& mes
                                                {"message", message},
                                                {"lastTransitionTime", now}}})}}}};
   std::string what = util::Cat("Pod ", Key(pod.ns, pod.name));
-  absl::StatusOr<Response> r = Send("PATCH", PodPath(pod.ns, pod.name) + "/status", patch.dump(),
-                                    "application/strategic-merge-patch+json");
+  absl::StatusOr<Response> r = client_.Do("PATCH", PodPath(pod.ns, pod.name) + "/status",
+                                          patch.dump(), "application/strategic-merge-patch+json");
   if (!r.ok()) return r.status();
   if (!r->ok()) return Failed(what + " (PodScheduled condition)", *r);
   json event = {{"apiVersion", "v1"},
@@ -251,8 +247,8 @@ absl::Status Writer::MarkUnschedulable(const PodRef& pod, const std::string& mes
                 {"firstTimestamp", now},
                 {"lastTimestamp", now},
                 {"count", 1}};
-  r = Send("POST", util::Cat("/api/v1/namespaces/", pod.ns, "/events"), event.dump(),
-           "application/json");
+  r = client_.Do("POST", util::Cat("/api/v1/namespaces/", pod.ns, "/events"), event.dump(),
+                 "application/json");
   if (!r.ok()) return r.status();
   return r->ok() ? absl::OkStatus() : Failed(what + " (FailedScheduling Event)", *r);
 }
@@ -263,7 +259,7 @@ absl::Status Writer::DeletePod(const PodRef& pod) const {
                {"gracePeriodSeconds", 0},
                {"preconditions", {{"uid", pod.uid}}}};
   absl::StatusOr<Response> r =
-      Send("DELETE", PodPath(pod.ns, pod.name), opts.dump(), "application/json");
+      client_.Do("DELETE", PodPath(pod.ns, pod.name), opts.dump(), "application/json");
   if (!r.ok()) return r.status();
   // 409: the uid differs, the pod is another (recreated) one.
   if (r->ok() || r->status == 404 || r->status == 409) return absl::OkStatus();
@@ -274,7 +270,8 @@ absl::Status Writer::Annotate(const std::string& path, const std::string& key,
                               const std::optional<std::string>& value) const {
   json v = value ? json(*value) : json(nullptr);
   json patch = {{"metadata", {{"annotations", {{key, v}}}}}};
-  absl::StatusOr<Response> r = Send("PATCH", path, patch.dump(), "application/merge-patch+json");
+  absl::StatusOr<Response> r =
+      client_.Do("PATCH", path, patch.dump(), "application/merge-patch+json");
   if (!r.ok()) return r.status();
   return r->ok() ? absl::OkStatus() : Failed(util::Cat(path, " (annotation ", key, ")"), *r);
 }

@@ -60,8 +60,6 @@ class Writer {
                         const std::optional<std::string>& value) const;
 
  private:
-  absl::StatusOr<Response> Send(const std::string& method, const std::string& path,
-                                const std::string& body, const std::string& content_type) const;
   Client client_;
 };
 
