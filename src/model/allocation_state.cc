@@ -42,9 +42,10 @@ absl::Status CheckShape(const DeviceInfo& info, const CapacityAmounts& consumed)
                                               consumed.size()));
 }
 
-// A result's consumedCapacity (by name) as amounts parallel to the device's capacity.
-absl::StatusOr<CapacityAmounts> ByIndex(const Inventory& inventory, DeviceId d,
-                                        const std::map<std::string, api::Quantity>& by_name) {
+}  // namespace
+
+absl::StatusOr<CapacityAmounts> ConsumedAmounts(
+    const Inventory& inventory, DeviceId d, const std::map<std::string, api::Quantity>& by_name) {
   const DeviceInfo& info = inventory.devices()[d];
   if (!info.shareable || by_name.empty()) return CapacityAmounts{};
   CapacityAmounts amounts(info.capacity.size());
@@ -60,8 +61,6 @@ absl::StatusOr<CapacityAmounts> ByIndex(const Inventory& inventory, DeviceId d,
   }
   return amounts;
 }
-
-}  // namespace
 
 absl::Status AllocationState::Allocate(const Inventory& inventory, DeviceId d,
                                        const CapacityAmounts& consumed) {
@@ -123,7 +122,8 @@ std::vector<std::string> AllocationState::ApplyAllocatedClaims(
                                      "/", r.device, ", which no current ResourceSlice publishes"));
         continue;
       }
-      absl::StatusOr<CapacityAmounts> consumed = ByIndex(inventory, *d, r.consumed_capacity);
+      absl::StatusOr<CapacityAmounts> consumed =
+          ConsumedAmounts(inventory, *d, r.consumed_capacity);
       absl::Status s = consumed.ok() ? Allocate(inventory, *d, *consumed) : consumed.status();
       if (!s.ok()) {
         problems.push_back(util::Cat(o.file, ":", o.line, ": ", api::Label(o.object), ": ",

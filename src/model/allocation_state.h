@@ -5,11 +5,13 @@
 #ifndef GPUPLANE_MODEL_ALLOCATION_STATE_H_
 #define GPUPLANE_MODEL_ALLOCATION_STATE_H_
 
+#include <map>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "api/object.h"
 #include "model/inventory.h"
 
@@ -18,6 +20,11 @@ namespace gpuplane::model {
 // Capacity one allocation consumes on a device that allows multiple allocations, parallel to
 // the device's DeviceInfo::capacity; empty for other devices.
 using CapacityAmounts = std::vector<api::Quantity>;
+
+// A result's consumedCapacity (by name) as amounts parallel to device `d`'s capacity (empty for
+// a device that is not shareable). Errors: a capacity the device does not publish.
+absl::StatusOr<CapacityAmounts> ConsumedAmounts(
+    const Inventory& inventory, DeviceId d, const std::map<std::string, api::Quantity>& by_name);
 
 class AllocationState {
  public:

@@ -20,6 +20,15 @@ absl::Status Bad(const api::ObjectMeta& meta, std::string_view annotation, const
 
 }  // namespace
 
+std::optional<double> UnixSeconds(std::string_view text) {
+  absl::Time t;
+  std::string err;
+  if (text.empty() || !absl::ParseTime(absl::RFC3339_full, std::string(text), &t, &err)) {
+    return std::nullopt;
+  }
+  return absl::ToDoubleSeconds(t - absl::UnixEpoch());
+}
+
 absl::StatusOr<Checkpointing> CheckpointingOf(const api::ObjectMeta& meta) {
   Checkpointing c;
   auto find = [&](std::string_view key) -> const std::string* {
@@ -36,13 +45,12 @@ absl::StatusOr<Checkpointing> CheckpointingOf(const api::ObjectMeta& meta) {
     c.interval_seconds = absl::ToDoubleSeconds(d);
   }
   if (const std::string* v = find(kLastCheckpointAnnotation)) {
-    absl::Time t;
-    std::string err;
-    if (!absl::ParseTime(absl::RFC3339_full, *v, &t, &err)) {
+    std::optional<double> t = UnixSeconds(*v);
+    if (!t) {
       return Bad(meta, kLastCheckpointAnnotation, *v,
                  "an RFC 3339 time such as 2026-12-01T10:00:00Z");
     }
-    c.last_checkpoint = absl::ToDoubleSeconds(t - absl::UnixEpoch());
+    c.last_checkpoint = *t;
   }
   if (const std::string* v = find(kRestoreSecondsAnnotation)) {
     double s = 0;

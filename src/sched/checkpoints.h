@@ -7,6 +7,7 @@
 #ifndef GPUPLANE_SCHED_CHECKPOINTS_H_
 #define GPUPLANE_SCHED_CHECKPOINTS_H_
 
+#include <optional>
 #include <string_view>
 
 #include "absl/status/statusor.h"
@@ -23,6 +24,9 @@ struct Checkpointing {
   double last_checkpoint = -1;  // seconds since 1970; -1: not known
   double restore_seconds = 0;
 };
+
+// An RFC 3339 time as seconds since 1970; nullopt when `text` is not one.
+std::optional<double> UnixSeconds(std::string_view text);
 
 // From the annotations; absent ones keep the defaults. Errors name the object, the annotation
 // and its value, and say what form it takes.

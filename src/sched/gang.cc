@@ -236,21 +236,7 @@ void Session::DecideGang(size_t gang, std::vector<Decision>& out) {
   gang_exhausted_ = false;
   Statement stmt(snap_);
   Status why;
-  bool placed = false;
-  const std::string& level_name =
-      g.topology_required.empty() ? g.topology_preferred : g.topology_required;
-  if (!level_name.empty()) {
-    const absl::StatusOr<Topology>& topology = TopologyOf(level_name);
-    if (!topology.ok() && !g.topology_required.empty()) {
-      return all(Status::Of(Code::kUnresolvable, Stage::kTopology,
-                            util::Cat(g.file, ":", g.line, ": ", g.kind, " ", g.key, ": ",
-                                      std::string(topology.status().message()))));
-    }
-    if (topology.ok()) placed = TryInDomains(g, *topology, stmt, why);
-  }
-  if (!placed && g.topology_required.empty() && !gang_exhausted_) {
-    placed = SearchGang(g, stmt, nullptr, nullptr);
-  }
+  bool placed = PlaceGangIn(g, stmt, why);
   if (placed) {
     stmt.Commit();
     for (size_t m : g.members) {

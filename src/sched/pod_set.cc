@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "sched/checkpoints.h"
 #include "util/strings.h"
 
 namespace gpuplane::sched {
@@ -115,6 +116,15 @@ PodInfo DescribePod(const api::SourcedObject& o, size_t input) {
                             Requested(spec.init_containers, "memory", 1'000'000'000, true));
   p.priority = spec.priority.value_or(0);
   p.bound_node = spec.node_name;
+  p.terminating = p.pod->metadata.extra.contains("deletionTimestamp");
+  auto text = [](const api::Passthrough& extra, const char* key) -> std::string {
+    auto it = extra.find(key);
+    return it != extra.end() && it->second.is_scalar() ? it->second.text() : "";
+  };
+  p.never_preempts = text(spec.extra, "preemptionPolicy") == "Never";
+  p.nominated_node = text(p.pod->status.extra, "nominatedNodeName");
+  std::string start = text(p.pod->status.extra, "startTime");
+  p.started = UnixSeconds(start.empty() ? p.pod->metadata.creation_timestamp : start).value_or(-1);
   return p;
 }
 

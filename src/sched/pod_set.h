@@ -48,6 +48,13 @@ struct PodInfo {
   int32_t priority = 0;
   int gang = -1;           // index into PodSet::gangs
   std::string bound_node;  // spec.nodeName: already running there
+  // For preemption: being deleted (metadata.deletionTimestamp), spec.preemptionPolicy Never,
+  // status.nominatedNodeName (where it waits for victims to leave), and when it started
+  // (status.startTime, else metadata.creationTimestamp; seconds since 1970, -1 unknown).
+  bool terminating = false;
+  bool never_preempts = false;
+  std::string nominated_node;
+  double started = -1;
   std::optional<Status> problem;
 };
 

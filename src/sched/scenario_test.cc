@@ -9,6 +9,8 @@
 //   # expect-stage: NS/POD STAGE
 //   # expect-warning: FRAGMENT       (a warning of the pass: file:line problems)
 //   # expect-gangs: N SCHEDULED
+//   # preempt: 2026-12-01T12:00:00Z  (optional: preemption on, lost work counted to this time)
+//   # expect-preempt: NS/POD node=N victims=NS/A,NS/B [lost=GPU-SECONDS]  (or: NS/POD none)
 // Pods, unallocated ResourceClaims, ResourceClaimTemplates, PodGroups and Workloads are the
 // work; everything else (allocated claims counting as in use) is the cluster. Every
 // allocation the pass makes is checked by the independent verifier (an Error status if not).
@@ -18,6 +20,7 @@
 
 #include "api/loader.h"
 #include "gtest/gtest.h"
+#include "sched/checkpoints.h"
 #include "sched/pass.h"
 #include "util/strings.h"
 
@@ -32,8 +35,8 @@ bool IsWork(const api::Object& o) {
 }
 
 struct Header {
-  std::vector<std::string> expects, hints, stages, warnings, clusters;
-  std::string policy = "gpuplane", prices, gangs;
+  std::vector<std::string> expects, hints, stages, warnings, clusters, preempts;
+  std::string policy = "gpuplane", prices, gangs, now;
 };
 
 Header ReadHeader(const std::filesystem::path& path) {
@@ -49,6 +52,8 @@ Header ReadHeader(const std::filesystem::path& path) {
     take("# expect-stage: ", h.stages);
     take("# expect-warning: ", h.warnings);
     take("# cluster: ", h.clusters);
+    take("# expect-preempt: ", h.preempts);
+    if (line.rfind("# preempt: ", 0) == 0) h.now = line.substr(11);
     if (line.rfind("# policy: ", 0) == 0) h.policy = line.substr(10);
     if (line.rfind("# prices: ", 0) == 0) h.prices = line.substr(10);
     if (line.rfind("# expect-gangs: ", 0) == 0) h.gangs = line.substr(16);
@@ -120,9 +125,37 @@ void CheckExpectation(const PassResult& r, const std::string& e) {
       << e << "\nreason: " << Render(d.status);
 }
 
+void CheckPreemption(const PassResult& r, const std::string& e) {
+  std::vector<std::string> words = util::SplitNonEmpty(e, ' ');
+  ASSERT_GE(words.size(), 2u) << e;
+  size_t i = FindPod(r, words[0]);
+  ASSERT_NE(i, SIZE_MAX);
+  const Decision& d = r.decisions[i];
+  if (words[1] == "none") {
+    EXPECT_TRUE(d.victims.empty() && d.nominated == model::kNoId) << e;
+    return;
+  }
+  ASSERT_NE(d.nominated, model::kNoId) << e << "\n" << Render(d.status);
+  std::vector<std::string> victims;
+  for (size_t v : d.victims) victims.push_back(r.pods.pods[v].key);
+  for (size_t w = 1; w < words.size(); ++w) {
+    std::string key = words[w].substr(0, words[w].find('='));
+    std::string want = words[w].substr(words[w].find('=') + 1);
+    if (key == "node") {
+      EXPECT_EQ(r.snapshot->inventory().nodes()[d.nominated].name, want) << e;
+    } else if (key == "victims") {
+      EXPECT_EQ(victims, util::SplitNonEmpty(want, ',')) << e;
+    } else if (key == "lost") {
+      EXPECT_NEAR(d.lost_gpu_seconds, std::stod(want), 0.5) << e;
+    } else {
+      ADD_FAILURE() << "unknown expectation key " << key;
+    }
+  }
+}
+
 void RunScenario(const std::filesystem::path& path) {
   Header h = ReadHeader(path);
-  ASSERT_FALSE(h.expects.empty() && h.warnings.empty()) << "no expectations";
+  ASSERT_FALSE(h.expects.empty() && h.warnings.empty() && h.preempts.empty()) << "no expectations";
   api::Loader loader;
   for (const std::string& c : h.clusters) {
     ASSERT_TRUE(loader.AddPath(std::string(GPUPLANE_SOURCE_DIR) + "/" + c).ok()) << c;
@@ -136,10 +169,16 @@ void RunScenario(const std::filesystem::path& path) {
   for (api::SourcedObject& o : lr.objects) (IsWork(o.object) ? work : cluster).push_back(o);
   std::map<std::string, double> prices;
   if (!h.prices.empty()) prices = ReadPrices(h.prices);
-  absl::StatusOr<PassResult> r =
-      RunPass(cluster, work, {.policy = h.policy, .verify = true}, prices);
+  SessionOptions options{.policy = h.policy, .verify = true};
+  if (!h.now.empty()) {
+    std::optional<double> now = UnixSeconds(h.now);
+    ASSERT_TRUE(now) << "# preempt: " << h.now;
+    options.preemption = {.enabled = true, .now = *now};
+  }
+  absl::StatusOr<PassResult> r = RunPass(cluster, work, options, prices);
   ASSERT_TRUE(r.ok()) << r.status();
   for (const std::string& e : h.expects) CheckExpectation(*r, e);
+  for (const std::string& e : h.preempts) CheckPreemption(*r, e);
   for (const std::string& e : h.hints) {
     std::string pod = e.substr(0, e.find(' '));
     size_t i = FindPod(*r, pod);

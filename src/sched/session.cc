@@ -46,6 +46,7 @@ Session::~Session() = default;
 std::vector<Decision> Session::Run() {
   std::vector<Decision> out(pods_.pods.size());
   PlaceBound(out);
+  if (options_.preemption.enabled) HoldNominated();
   std::vector<std::pair<size_t, int>> items;  // (representative pod, gang or -1)
   for (const PodInfo& p : pods_.pods) {
     if (p.bound_node.empty() && p.gang < 0) items.emplace_back(p.input, -1);
@@ -64,10 +65,12 @@ std::vector<Decision> Session::Run() {
     if (order_->dynamic()) snap_.SetOrder(order_->Order(snap_));
     if (gang >= 0) {
       DecideGang(static_cast<size_t>(gang), out);
+      if (options_.preemption.enabled) PreemptGang(static_cast<size_t>(gang), out);
     } else if (pods_.pods[pod].problem) {
       out[pod].status = *pods_.pods[pod].problem;
     } else {
       out[pod] = DecideSingle(pod);
+      if (options_.preemption.enabled) Preempt(pod, out[pod]);
     }
   }
   return out;
@@ -234,7 +237,9 @@ std::optional<Rule> Session::FilterGroup(const std::vector<size_t>& pods, model:
   const NodeFacts& facts = snap_.node(node);
   int64_t cpu = 0, mem = 0;
   std::string taint;
+  const int32_t held = Held(node);
   for (size_t p : pods) {
+    if (pods_.pods[p].priority < held) return Rule::kReserved;
     if (std::optional<Rule> r = node_filter_.Filter(snap_, pods_.pods[p], node, taint)) return r;
     cpu += pods_.pods[p].cpu_milli;
     mem += pods_.pods[p].memory_bytes;

@@ -18,6 +18,7 @@
 #define GPUPLANE_SCHED_SESSION_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -43,6 +44,32 @@ struct Decision {
   // Every claim the pod uses ("ns/name") with its allocation, when scheduled.
   std::vector<std::pair<std::string, api::AllocationResult>> claims;
   double seconds = 0;  // time this decision took (its gang's, for members), on options.clock
+  // Preemption: the pod does not fit now, but will on `nominated` once the running `victims`
+  // (indices into PodSet::pods; whole jobs) are gone; every member of a preempting gang names
+  // its own node and all the gang's victims. Lost work in GPU-seconds (checkpoints.h).
+  model::NodeId nominated = model::kNoId;
+  std::vector<size_t> victims;
+  double lost_gpu_seconds = 0;
+};
+
+// Preemption in Run: a pod or gang that fits nowhere may evict running pods of lower priority
+// (spec.priority), always whole jobs (a gang's bound members all go, never a part), choosing
+// the set that loses the least work: for a pod, on each node the victims it would need there
+// (every lower-priority job on the node evicted in a what-if Statement, then each job given
+// back while the pod still fits, the costliest first), and the node with the least lost work;
+// for a gang, every lower-priority job evicted in a what-if, the gang placed, jobs on nodes it
+// does not use given back, then each of the others while it still fits. Nothing is evicted in
+// the snapshot (the victims still hold their devices until they are gone): the preemptor's
+// nodes are held for it instead, for the rest of the pass and, through the pods'
+// status.nominatedNodeName, in later passes (Rule::kReserved). A pod with
+// preemptionPolicy Never, or whose nominated node still has lower-priority pods terminating
+// or devices held by claims no pod uses (victims leaving), does not preempt.
+struct PreemptionOptions {
+  bool enabled = false;
+  double now = 0;  // seconds since 1970: lost work is counted up to this time
+  // Pods that must not be evicted (a PodDisruptionBudget allows no disruption); null: none.
+  std::function<bool(const PodInfo&)> is_protected;
+  int64_t budget = 50'000;  // allocator calls preemption may spend in one Run
 };
 
 // How devices are chosen on a node: the allocator's scoring (NVLink, fragmentation, worth),
@@ -69,6 +96,7 @@ struct SessionOptions {
   // the monotonic clock). Left null, decisions carry no timing: the Session never reads the
   // time on its own.
   const util::Clock* clock = nullptr;
+  PreemptionOptions preemption;
 };
 
 class Session {
@@ -140,6 +168,32 @@ class Session {
   Status GangFailure(const Gang& g);
   std::optional<Status> TooLarge(const Gang& g, const std::vector<size_t>& members);
 
+  // ---- preempt.cc
+ public:
+  struct Job {  // running work that is evicted whole
+    std::vector<size_t> pods;
+    int32_t priority = 0;  // its highest
+    double lost = 0;       // GPU-seconds lost by evicting it now
+    int devices = 0;
+    bool evictable = true;  // not leaving already, not protected
+  };
+
+ private:
+  // Nodes held for nominated pods (from their status and this pass's preemptions).
+  void HoldNominated();
+  // The priority below which pods may not be placed on `node` (INT32_MIN: none).
+  int32_t Held(model::NodeId node) const;
+  const std::vector<Job>& RunningJobs();
+  // Whether `pod` may preempt now: it allows it and no victims are still leaving its
+  // nominated node.
+  bool MayPreempt(const PodInfo& p);
+  std::vector<size_t> EligibleJobs(int32_t priority);
+  absl::Status EvictJobs(Statement& stmt, const std::vector<size_t>& jobs) const;
+  void Preempt(size_t pod, Decision& d);
+  void PreemptGang(size_t gang, std::vector<Decision>& out);
+  bool PlaceGangIn(const Gang& g, Statement& stmt, Status& why);
+  std::vector<size_t> VictimPods(const std::vector<size_t>& jobs, double& lost) const;
+
   // ---- diagnose.cc
   Status Diagnose(size_t pod, const std::vector<model::NodeId>* nodes);
 
@@ -159,6 +213,12 @@ class Session {
   bool shareable_ = false;  // the inventory has devices that allow multiple allocations
   int64_t gang_calls_ = 0;
   bool gang_exhausted_ = false;
+  // Preemption (preempt.cc).
+  std::vector<Job> jobs_;
+  bool jobs_built_ = false;
+  std::vector<bool> doomed_;                              // jobs chosen as victims in this pass
+  std::map<model::NodeId, std::vector<size_t>> holders_;  // node -> pods it is held for
+  int64_t preempt_calls_ = 0;
 };
 
 }  // namespace gpuplane::sched

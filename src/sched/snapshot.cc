@@ -62,6 +62,14 @@ std::unique_ptr<Snapshot> Snapshot::Build(std::shared_ptr<const model::Inventory
       for (const api::ResourceClaimConsumerReference& r : c->status.reserved_for) {
         a.users.push_back(c->metadata.namespace_name + "/" + r.name);
       }
+      // Its devices as choices, so that evicting its last user (preemption) releases them.
+      for (const api::DeviceRequestAllocationResult& r : a.result.devices.results) {
+        std::optional<model::DeviceId> d = s->inv_.FindDevice(r.driver, r.pool, r.device);
+        if (!d || r.admin_access.value_or(false)) continue;
+        absl::StatusOr<model::CapacityAmounts> consumed =
+            model::ConsumedAmounts(s->inv_, *d, r.consumed_capacity);
+        if (consumed.ok()) a.choices.push_back({0, 0, 0, *d, std::move(*consumed), false});
+      }
       s->claims_[c->metadata.namespace_name + "/" + c->metadata.name] = std::move(a);
     }
   }
@@ -144,7 +152,7 @@ absl::StatusOr<Snapshot::Removed> Snapshot::Remove(const std::string& pod) {
     if (c == claims_.end()) continue;
     std::vector<std::string>& users = c->second.users;
     users.erase(std::remove(users.begin(), users.end(), pod), users.end());
-    if (!users.empty() || c->second.choices.empty()) continue;  // input claims stay
+    if (!users.empty()) continue;
     absl::Status st = Give(c->second.choices);
     if (!st.ok()) return st;
     r.released.emplace(key, std::move(c->second));

@@ -34,8 +34,9 @@ struct NodeFacts {
   double worth = 0;  // of its most valuable device (worth.h)
 };
 
-// A claim allocated in the snapshot: where, the allocator's choices (empty for claims that
-// came allocated from the input), its result, and the pods using it.
+// A claim allocated in the snapshot: where, the allocator's choices (for claims that came
+// allocated from the input: their devices, request and alternative 0), its result, and the pods
+// using it (for input claims, also the pods its status.reservedFor names).
 struct ClaimAllocation {
   model::NodeId node = model::kNoId;  // kNoId when not node-local
   std::vector<alloc::Choice> choices;

@@ -41,6 +41,8 @@ std::string RuleText(Rule r, const Status& s) {
       return "are not the node where a claim the pod shares is allocated";
     case Rule::kOutsideDomain:
       return "are outside the topology domain";
+    case Rule::kReserved:
+      return "are held for a higher-priority pod that preempted pods there";
     case Rule::kCount:
       break;
   }

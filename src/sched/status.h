@@ -32,6 +32,7 @@ enum class Rule : uint8_t {
   kAllocation,         // counts suffice; counters, capacity or constraints do not
   kSharedClaim,        // a claim the pod shares is allocated on another node
   kOutsideDomain,      // outside the gang's topology domain
+  kReserved,           // held for a higher-priority pod whose victims are leaving it
   kCount
 };
 

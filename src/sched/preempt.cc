@@ -1,0 +1,311 @@
+// Preemption: running work of lower priority evicted whole, least lost work first (session.h).
+#include <algorithm>
+#include <climits>
+#include <set>
+
+#include "sched/checkpoints.h"
+#include "sched/session.h"
+#include "util/strings.h"
+
+namespace gpuplane::sched {
+
+void Session::HoldNominated() {
+  holders_.clear();
+  for (size_t i = 0; i < pods_.pods.size(); ++i) {
+    const PodInfo& p = pods_.pods[i];
+    if (!p.bound_node.empty() || p.nominated_node.empty()) continue;
+    if (std::optional<model::NodeId> n = snap_.inventory().FindNode(p.nominated_node)) {
+      holders_[*n].push_back(i);
+    }
+  }
+}
+
+int32_t Session::Held(model::NodeId node) const {
+  if (holders_.empty()) return INT32_MIN;
+  auto it = holders_.find(node);
+  if (it == holders_.end()) return INT32_MIN;
+  int32_t held = INT32_MIN;
+  for (size_t pod : it->second) {
+    // A holder placed elsewhere in this pass (or here) holds nothing any more.
+    if (snap_.placement(pods_.pods[pod].key) == nullptr) {
+      held = std::max(held, pods_.pods[pod].priority);
+    }
+  }
+  return held;
+}
+
+namespace {
+
+// The gang a running pod belongs to (bound pods are not members of the PodSet's gangs, which
+// are the work still to place): its PodGroup, or its Workload's pod group and replica; "" for
+// none.
+std::string GangKey(const api::Pod& pod) {
+  const std::string& ns = pod.metadata.namespace_name;
+  auto label = pod.metadata.labels.find(kPodGroupLabel);
+  if (label != pod.metadata.labels.end()) return util::Cat("PodGroup/", ns, "/", label->second);
+  if (const std::optional<api::WorkloadReference>& w = pod.spec.workload_ref) {
+    return util::Cat("Workload/", ns, "/", w->name, "/", w->pod_group, "/",
+                     w->pod_group_replica_key);
+  }
+  return "";
+}
+
+}  // namespace
+
+const std::vector<Session::Job>& Session::RunningJobs() {
+  if (jobs_built_) return jobs_;
+  jobs_built_ = true;
+  const double now = options_.preemption.now;
+  std::map<std::string, size_t> by_gang;
+  std::vector<std::set<std::string>> claims;  // per job: devices of a shared claim count once
+  for (size_t i = 0; i < pods_.pods.size(); ++i) {
+    const PodInfo& p = pods_.pods[i];
+    if (p.bound_node.empty() || snap_.placement(p.key) == nullptr) continue;
+    size_t j = jobs_.size();
+    if (std::string gang = GangKey(*p.pod); !gang.empty()) {
+      j = by_gang.emplace(gang, jobs_.size()).first->second;
+    }
+    if (j == jobs_.size()) {
+      jobs_.emplace_back();
+      jobs_.back().priority = p.priority;
+      claims.emplace_back();
+    }
+    Job& job = jobs_[j];
+    job.pods.push_back(i);
+    job.priority = std::max(job.priority, p.priority);
+    job.evictable = job.evictable && !p.terminating &&
+                    !(options_.preemption.is_protected && options_.preemption.is_protected(p));
+    int devices = 0;
+    for (const ClaimUse& u : p.claims) {
+      const ClaimAllocation* a = snap_.claim(u.key);
+      if (a != nullptr && claims[j].insert(u.key).second) {
+        devices += static_cast<int>(a->result.devices.results.size());
+      }
+    }
+    // A job that does not say how it checkpoints loses everything since it started.
+    Checkpointing c = CheckpointingOf(p.pod->metadata).value_or(Checkpointing{});
+    job.lost += LostGpuSeconds(devices, now, p.started >= 0 ? p.started : now, c);
+    job.devices += devices;
+  }
+  doomed_.assign(jobs_.size(), false);
+  return jobs_;
+}
+
+bool Session::MayPreempt(const PodInfo& p) {
+  if (!options_.preemption.enabled || p.never_preempts) return false;
+  if (p.nominated_node.empty()) return true;
+  std::optional<model::NodeId> n = snap_.inventory().FindNode(p.nominated_node);
+  if (!n) return true;
+  for (const PodInfo& q : pods_.pods) {
+    if (q.terminating && q.priority < p.priority && q.bound_node == p.nominated_node) return false;
+  }
+  // Devices on the node held by claims no placed pod uses: victims' claims not yet released.
+  for (const auto& [key, a] : snap_.claims()) {
+    if (a.node != *n) continue;
+    bool used = false;
+    for (const std::string& u : a.users) used = used || snap_.placement(u) != nullptr;
+    if (!used) return false;
+  }
+  return true;
+}
+
+std::vector<size_t> Session::EligibleJobs(int32_t priority) {
+  std::vector<size_t> out;
+  const std::vector<Job>& jobs = RunningJobs();
+  for (size_t j = 0; j < jobs.size(); ++j) {
+    if (jobs[j].evictable && !doomed_[j] && jobs[j].priority < priority) out.push_back(j);
+  }
+  return out;
+}
+
+absl::Status Session::EvictJobs(Statement& stmt, const std::vector<size_t>& jobs) const {
+  for (size_t j : jobs) {
+    for (size_t pod : jobs_[j].pods) {
+      if (absl::Status s = stmt.Evict(pods_.pods[pod].key); !s.ok()) return s;
+    }
+  }
+  return absl::OkStatus();
+}
+
+std::vector<size_t> Session::VictimPods(const std::vector<size_t>& jobs, double& lost) const {
+  std::vector<size_t> out;
+  lost = 0;
+  for (size_t j : jobs) {
+    out.insert(out.end(), jobs_[j].pods.begin(), jobs_[j].pods.end());
+    lost += jobs_[j].lost;
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+namespace {
+
+// The order in which victims are given back: the costliest to evict first.
+void CostliestFirst(std::vector<size_t>& jobs, const std::vector<Session::Job>& all) {
+  std::stable_sort(jobs.begin(), jobs.end(), [&](size_t a, size_t b) {
+    if (all[a].lost != all[b].lost) return all[a].lost > all[b].lost;
+    if (all[a].devices != all[b].devices) return all[a].devices > all[b].devices;
+    return all[a].priority > all[b].priority;
+  });
+}
+
+std::vector<size_t> Without(const std::vector<size_t>& jobs, size_t j) {
+  std::vector<size_t> out;
+  for (size_t k : jobs) {
+    if (k != j) out.push_back(k);
+  }
+  return out;
+}
+
+}  // namespace
+
+void Session::Preempt(size_t pod, Decision& d) {
+  const PodInfo& p = pods_.pods[pod];
+  if (d.status.code != Code::kUnschedulable || !MayPreempt(p)) return;
+  std::vector<size_t> eligible = EligibleJobs(p.priority);
+  if (eligible.empty()) return;
+  std::map<model::NodeId, std::vector<size_t>> on;  // node -> eligible jobs with a pod there
+  for (size_t j : eligible) {
+    for (size_t q : jobs_[j].pods) {
+      std::vector<size_t>& js = on[snap_.placement(pods_.pods[q].key)->node];
+      if (js.empty() || js.back() != j) js.push_back(j);
+    }
+  }
+  std::vector<model::NodeId> nodes;
+  for (const auto& [n, js] : on) nodes.push_back(n);
+  std::sort(nodes.begin(), nodes.end(), [&](model::NodeId a, model::NodeId b) {
+    return snap_.index().PositionOf(a) < snap_.index().PositionOf(b);
+  });
+  struct Choice {
+    model::NodeId node = model::kNoId;
+    std::vector<size_t> jobs;
+    double lost = 0;
+    int devices = 0;
+    size_t pods = 0;
+    bool Better(const Choice& o) const {
+      if (lost != o.lost) return lost < o.lost;
+      if (devices != o.devices) return devices < o.devices;
+      return pods < o.pods;
+    }
+  };
+  std::optional<Choice> best;
+  for (model::NodeId n : nodes) {
+    if (preempt_calls_ > options_.preemption.budget) break;
+    Statement stmt(snap_);
+    auto fits = [&](const std::vector<size_t>& victims) {
+      ++preempt_calls_;
+      bool ok = EvictJobs(stmt, victims).ok();
+      Rule rule = Rule::kCount;
+      ok = ok && PlaceGroup({pod}, n, stmt, nullptr, rule).ok();
+      (void)stmt.Rollback(0);
+      return ok;
+    };
+    std::vector<size_t> jobs = on[n];
+    if (!fits(jobs)) continue;
+    CostliestFirst(jobs, jobs_);
+    std::vector<size_t> kept = jobs;
+    for (size_t j : jobs) {
+      if (preempt_calls_ > options_.preemption.budget) break;
+      std::vector<size_t> without = Without(kept, j);
+      if (fits(without)) kept = std::move(without);
+    }
+    Choice c{n, kept, 0, 0, 0};
+    for (size_t j : kept) {
+      c.lost += jobs_[j].lost;
+      c.devices += jobs_[j].devices;
+      c.pods += jobs_[j].pods.size();
+    }
+    if (!best || c.Better(*best)) best = std::move(c);
+  }
+  if (!best) return;
+  d.nominated = best->node;
+  d.victims = VictimPods(best->jobs, d.lost_gpu_seconds);
+  for (size_t j : best->jobs) doomed_[j] = true;
+  holders_[best->node].push_back(pod);
+}
+
+bool Session::PlaceGangIn(const Gang& g, Statement& stmt, Status& why) {
+  const std::string& level_name =
+      g.topology_required.empty() ? g.topology_preferred : g.topology_required;
+  bool placed = false;
+  if (!level_name.empty()) {
+    const absl::StatusOr<Topology>& topology = TopologyOf(level_name);
+    if (!topology.ok() && !g.topology_required.empty()) {
+      why = Status::Of(Code::kUnresolvable, Stage::kTopology,
+                       util::Cat(g.file, ":", g.line, ": ", g.kind, " ", g.key, ": ",
+                                 std::string(topology.status().message())));
+      return false;
+    }
+    if (topology.ok()) placed = TryInDomains(g, *topology, stmt, why);
+  }
+  if (!placed && g.topology_required.empty() && !gang_exhausted_) {
+    placed = SearchGang(g, stmt, nullptr, nullptr);
+  }
+  return placed;
+}
+
+void Session::PreemptGang(size_t gang, std::vector<Decision>& out) {
+  const Gang& g = pods_.gangs[gang];
+  if (g.problem) return;
+  std::vector<size_t> members;
+  int32_t priority = INT32_MAX;
+  for (size_t m : g.members) {
+    if (!pods_.pods[m].bound_node.empty()) continue;
+    if (out[m].status.code != Code::kUnschedulable || !MayPreempt(pods_.pods[m])) return;
+    members.push_back(m);
+    priority = std::min(priority, pods_.pods[m].priority);
+  }
+  if (members.empty()) return;
+  std::vector<size_t> eligible = EligibleJobs(priority);
+  if (eligible.empty()) return;
+  Statement stmt(snap_);
+  // Places the gang with `victims` gone; the nodes of its members in `where`.
+  auto fits = [&](const std::vector<size_t>& victims, std::map<size_t, model::NodeId>& where) {
+    gang_calls_ = 0;
+    gang_exhausted_ = false;
+    Status why;
+    bool ok = EvictJobs(stmt, victims).ok() && PlaceGangIn(g, stmt, why);
+    preempt_calls_ += gang_calls_ + 1;
+    if (ok) {
+      where.clear();
+      for (size_t m : members) {
+        if (const PodPlacement* pl = snap_.placement(pods_.pods[m].key)) where[m] = pl->node;
+      }
+    }
+    (void)stmt.Rollback(0);
+    return ok;
+  };
+  std::map<size_t, model::NodeId> where;
+  if (!fits(eligible, where)) return;
+  // Each job given back while the gang still fits, the costliest first; a job with no pod on
+  // a node the current placement uses is given back without a search (the placement stands).
+  std::vector<size_t> kept = eligible, order = eligible;
+  CostliestFirst(order, jobs_);
+  std::map<size_t, model::NodeId> w;
+  for (size_t j : order) {
+    std::set<model::NodeId> used;
+    for (const auto& [m, n] : where) used.insert(n);
+    bool touches = false;
+    for (size_t q : jobs_[j].pods) {
+      touches = touches || used.contains(snap_.placement(pods_.pods[q].key)->node);
+    }
+    std::vector<size_t> without = Without(kept, j);
+    if (!touches) {
+      kept = std::move(without);
+    } else if (preempt_calls_ <= options_.preemption.budget && fits(without, w)) {
+      kept = std::move(without);
+      where = w;
+    }
+  }
+  double lost = 0;
+  std::vector<size_t> victims = VictimPods(kept, lost);
+  for (size_t j : kept) doomed_[j] = true;
+  for (const auto& [m, n] : where) {
+    out[m].nominated = n;
+    out[m].victims = victims;
+    out[m].lost_gpu_seconds = lost;
+    holders_[n].push_back(m);
+  }
+}
+
+}  // namespace gpuplane::sched
