@@ -119,6 +119,8 @@ Command AddSchedulerCommand(CLI::App& app) {
   cmd->add_option("--writers", f->options.writers, "Concurrent API writes")
       ->check(CLI::Range(1, 256))
       ->capture_default_str();
+  cmd->add_flag("!--no-preemption", f->options.preemption,
+                "Never evict running pods of lower priority to make room");
   cmd->add_option("--metrics-addr", f->metrics_addr,
                   "HOST:PORT for /metrics, /healthz, /readyz (\"\": none; port 0: any)")
       ->capture_default_str();

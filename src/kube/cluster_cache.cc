@@ -14,6 +14,7 @@ namespace gpuplane::kube {
 struct ClusterCache::Kind {
   std::string path, api_version, list_kind, kind;
   bool optional = false;
+  bool decoded = true;  // read by Load(); else only through Get/List
   std::unique_ptr<Informer> informer;
   mutable std::mutex mu;
   absl::Status error;                             // guarded by mu
@@ -28,6 +29,7 @@ struct KindSpec {
   const char* api_version;
   const char* list_kind;
   bool optional = false;  // a server without it is fine (the cache is then empty)
+  bool decoded = true;    // Load() decodes it for the pass; else Get/List only
 };
 
 // A resourceVersion as etcd writes them (a decimal counter), or -1.
@@ -51,6 +53,8 @@ constexpr KindSpec kKinds[] = {
      true},
     {"/apis/scheduling.x-k8s.io/v1alpha1/podgroups", "scheduling.x-k8s.io/v1alpha1", "PodGroupList",
      true},
+    // Which pods preemption may evict (their disruptionsAllowed), and how.
+    {"/apis/policy/v1/poddisruptionbudgets", "policy/v1", "PodDisruptionBudgetList", true, false},
 };
 
 }  // namespace
@@ -63,6 +67,7 @@ ClusterCache::ClusterCache(const Client& client, const std::function<void()>& on
     kind->list_kind = k.list_kind;
     kind->kind = kind->list_kind.substr(0, kind->list_kind.size() - 4);
     kind->optional = k.optional;
+    kind->decoded = k.decoded;
     Informer::Handler h = nullptr;
     if (on_change) h = [on_change](EventType, const nlohmann::json&) { on_change(); };
     kind->informer = std::make_unique<Informer>(client, InformerOptions{.path = k.path}, h);
@@ -159,6 +164,7 @@ ClusterCache::Loaded ClusterCache::Load(
     const std::function<bool(const nlohmann::json&)>& pod_filter) const {
   api::Loader loader;
   for (const auto& k : kinds_) {
+    if (!k->decoded) continue;
     nlohmann::json items = nlohmann::json::array();
     std::vector<nlohmann::json> objects = k->informer->List();
     {

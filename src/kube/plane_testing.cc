@@ -113,6 +113,16 @@ void SchedulerPlaneTest::Workload(const std::string& name, int min_count) {
                                         {"policy", {{"gang", {{"minCount", min_count}}}}}}})}}}});
 }
 
+void SchedulerPlaneTest::PriorityClasses() {
+  for (auto [level, value] : {std::pair<std::string, int>{"low", 10}, {"high", 1000}}) {
+    Create("/apis/scheduling.k8s.io/v1/priorityclasses",
+           {{"apiVersion", "scheduling.k8s.io/v1"},
+            {"kind", "PriorityClass"},
+            {"metadata", {{"name", util::Cat(level, "-", id_)}}},
+            {"value", value}});
+  }
+}
+
 void SchedulerPlaneTest::Start() {
   SchedulerOptions o;
   o.name = name_;

@@ -39,6 +39,8 @@ class SchedulerPlaneTest : public ::testing::Test {
   void Pod(const std::string& name, const nlohmann::json& claim_ref,
            const nlohmann::json& extra_spec = nlohmann::json::object());
   void Workload(const std::string& name, int min_count);
+  // PriorityClasses low-<id> (10) and high-<id> (1000).
+  void PriorityClasses();
   // The scheduler in this process, on a thread.
   void Start();
   nlohmann::json Get(const std::string& path);

@@ -16,6 +16,15 @@
 #include "util/strings.h"
 
 namespace gpuplane::kube {
+
+// A PodDisruptionBudget as preemption reads it: the pods it selects in its namespace, and how
+// many of them may be disrupted now (status.disruptionsAllowed; 0 until its controller says).
+struct DisruptionBudget {
+  std::string ns;
+  nlohmann::json selector;  // null: selects nothing
+  int64_t allowed = 0;
+};
+
 namespace {
 
 using nlohmann::json;
@@ -50,6 +59,22 @@ bool Keep(const json& pod, const std::string& name, const ClusterCache& cache, i
     }
   }
   return true;
+}
+
+// What a preempting pod's report adds: how many pods it preempts, where, at what cost.
+std::string PreemptionText(const sched::PodSet& pods, const sched::Decision& d,
+                           const std::string& node) {
+  if (d.victims.empty()) {
+    return util::Cat(" Waiting for the pods it preempted on node ", node, " to leave.");
+  }
+  std::string names;
+  for (size_t i = 0; i < d.victims.size() && i < 5; ++i) {
+    names += (i > 0 ? ", " : "") + pods.pods[d.victims[i]].key;
+  }
+  if (d.victims.size() > 5) names += util::Cat(" and ", d.victims.size() - 5, " more");
+  return util::Cat(" Preempting ", d.victims.size(), d.victims.size() == 1 ? " pod" : " pods",
+                   " of lower priority (", names, "; ", static_cast<int64_t>(d.lost_gpu_seconds),
+                   " GPU-seconds of work lost) to run on node ", node, ".");
 }
 
 double CreatedAgo(const json& pod) {
@@ -129,6 +154,54 @@ void DropMissingNodes(std::vector<api::SourcedObject>& cluster, std::set<std::st
   });
 }
 
+std::vector<DisruptionBudget> Budgets(const std::vector<json>& pdbs) {
+  std::vector<DisruptionBudget> out;
+  for (const json& b : pdbs) {
+    DisruptionBudget budget;
+    budget.ns = b["metadata"].value("namespace", "");
+    if (b.contains("spec") && b["spec"].is_object()) {
+      budget.selector = b["spec"].value("selector", json());
+    }
+    const json& status = b.value("status", json::object());
+    if (status.contains("disruptionsAllowed") && status["disruptionsAllowed"].is_number_integer()) {
+      budget.allowed = status["disruptionsAllowed"].get<int64_t>();
+    }
+    out.push_back(std::move(budget));
+  }
+  return out;
+}
+
+// A label selector (matchLabels, matchExpressions) against a pod's labels.
+bool Selects(const json& selector, const std::map<std::string, std::string>& labels) {
+  if (!selector.is_object()) return false;
+  const json match = selector.value("matchLabels", json::object());
+  for (const auto& [key, value] : match.items()) {
+    auto it = labels.find(key);
+    if (it == labels.end() || !value.is_string() || it->second != value.get<std::string>()) {
+      return false;
+    }
+  }
+  for (const json& e : selector.value("matchExpressions", json::array())) {
+    std::string op = e.value("operator", "");
+    auto it = labels.find(e.value("key", ""));
+    bool has = it != labels.end();
+    bool in = false;
+    for (const json& v : e.value("values", json::array())) {
+      in = in || (has && v.is_string() && v.get<std::string>() == it->second);
+    }
+    if ((op == "In" && !in) || (op == "NotIn" && in) || (op == "Exists" && !has) ||
+        (op == "DoesNotExist" && has)) {
+      return false;
+    }
+    if (op != "In" && op != "NotIn" && op != "Exists" && op != "DoesNotExist") return false;
+  }
+  return true;
+}
+
+bool Covers(const DisruptionBudget& b, const sched::PodInfo& p) {
+  return b.ns == p.pod->metadata.namespace_name && Selects(b.selector, p.pod->metadata.labels);
+}
+
 }  // namespace
 
 // One unit of writes: a single pod, or the members of one gang object decided together; or
@@ -144,6 +217,10 @@ struct Scheduler::Job {
   std::string gang_kind, gang_ns, gang_name;  // empty for single pods
   std::vector<Member> members;
   std::string unschedulable;  // the reason to report, for a report
+  // A report of a pod that preempts: the node it waits for, and the victims this job evicts
+  // (with whether a PodDisruptionBudget covers each: then through the Eviction API).
+  std::string nominated;
+  std::vector<std::pair<PodRef, bool>> victims;
   bool done = false;
 };
 
@@ -217,6 +294,19 @@ absl::Status Scheduler::Cycle() {
   DropMissingNodes(loaded.cluster, warned_);
   sched::SessionOptions opts;
   opts.policy = options_.policy;
+  budgets_ = Budgets(cache_->List("PodDisruptionBudget"));
+  if (options_.preemption) {
+    opts.preemption.enabled = true;
+    opts.preemption.now = absl::ToDoubleSeconds(absl::Now() - absl::UnixEpoch());
+    opts.preemption.is_protected = [this](const std::vector<const sched::PodInfo*>& pods) {
+      for (const DisruptionBudget& b : budgets_) {
+        int64_t covered = 0;
+        for (const sched::PodInfo* p : pods) covered += Covers(b, *p) ? 1 : 0;
+        if (covered > 0 && covered > b.allowed) return true;
+      }
+      return false;
+    };
+  }
   absl::StatusOr<sched::PassResult> pass =
       sched::RunPass(std::move(loaded.cluster), loaded.work, opts);
   if (!pass.ok()) return pass.status();
@@ -238,7 +328,9 @@ std::vector<Scheduler::Job> Scheduler::Plan(const sched::PassResult& pass, int64
   std::map<std::string, size_t> gang_jobs;  // gang object "Kind/ns/name" -> job
   std::map<std::string, int64_t> pending;
   std::set<int> gangs_waiting;
+  std::set<std::string> preempted;  // victims already in a job (a gang's members share them)
   const sched::PodSet& pods = pass.pods;
+  const model::Inventory& inv = pass.snapshot->inventory();
   for (size_t i = 0; i < pods.pods.size(); ++i) {
     const sched::PodInfo& p = pods.pods[i];
     if (!p.bound_node.empty()) continue;
@@ -253,14 +345,26 @@ std::vector<Scheduler::Job> Scheduler::Plan(const sched::PassResult& pass, int64
       std::string message = sched::Render(d.status);
       std::string hint = sched::Hint(d.status);
       if (!hint.empty()) message += " " + hint;
-      if (reported_[m.uid] == message) continue;
       Job job;
+      if (d.nominated != model::kNoId) {
+        job.nominated = inv.nodes()[d.nominated].name;
+        message += PreemptionText(pods, d, job.nominated);
+        for (size_t v : d.victims) {
+          const sched::PodInfo& victim = pods.pods[v];
+          if (!preempted.insert(victim.key).second) continue;
+          bool covered = false;
+          for (const DisruptionBudget& b : budgets_) covered = covered || Covers(b, victim);
+          const api::ObjectMeta& vm = victim.pod->metadata;
+          job.victims.emplace_back(PodRef{vm.namespace_name, vm.name, vm.uid}, covered);
+        }
+      }
+      if (reported_[m.uid] == message) continue;
       job.members.push_back({ref, "", -1, json(), {}});
       job.unschedulable = message;
       jobs.push_back(std::move(job));
       continue;
     }
-    Job::Member member{ref, pass.snapshot->inventory().nodes()[d.node].name, -1, json(), {}};
+    Job::Member member{ref, inv.nodes()[d.node].name, -1, json(), {}};
     std::optional<json> cached = cache_->Get("Pod", p.key);
     if (!cached) continue;
     member.cached_pod = *cached;
@@ -358,8 +462,22 @@ bool Scheduler::WritePod(const Job& job, size_t i, std::vector<std::string>& all
 void Scheduler::Execute(Job& job) {
   if (!leading_()) return;
   if (!job.unschedulable.empty()) {
+    const PodRef& pod = job.members[0].pod;
+    for (const auto& [victim, eviction] : job.victims) {
+      if (!leading_()) return;
+      std::string why = util::Cat("preempted by ", pod.ns, "/", pod.name, " (", options_.name,
+                                  "), which will run on node ", job.nominated);
+      absl::Status s = writer_.Preempt(victim, why, options_.name, eviction);
+      if (s.ok()) {
+        ++metrics_.victims;
+      } else {
+        metrics_.ApiError("preemption");
+        Log(std::string(s.message()));
+      }
+    }
+    if (!job.victims.empty()) ++metrics_.preemptions;
     absl::Status s =
-        writer_.MarkUnschedulable(job.members[0].pod, job.unschedulable, options_.name);
+        writer_.MarkUnschedulable(pod, job.unschedulable, options_.name, job.nominated);
     metrics_.Attempt("unschedulable");
     if (!s.ok() && s.code() != absl::StatusCode::kNotFound) {
       metrics_.ApiError("unschedulable");

@@ -17,6 +17,11 @@
 // bound. A leader that finds an open intent (after a crash or a leader change) rolls it
 // forward when every member and device is still as planned, else backward (claims released,
 // bound members deleted so their controller recreates them): a gang never stays partly bound.
+// Preemption (unless options.preemption is off): the pass's victims (sched/session.h) get the
+// DisruptionTarget condition and are evicted (Eviction API where a PodDisruptionBudget covers
+// them, which also protects them from being chosen when it allows too few disruptions) or
+// deleted with their grace period; the preemptor gets status.nominatedNodeName and a reason
+// naming its victims, and waits for them.
 // Only the leader writes (the caller's `leading`, from leader.h); the cache runs always.
 //
 // Ownership: owns its cache and threads. Thread-safety: Run() on one thread; Stop(),
@@ -49,10 +54,13 @@ namespace gpuplane::kube {
 
 inline constexpr char kGangIntent[] = "gpuplane.io/gang-intent";
 
+struct DisruptionBudget;  // scheduler.cc
+
 struct SchedulerOptions {
   std::string name = "gpuplane";  // the spec.schedulerName served
   std::string policy = "gpuplane";
   int writers = 64;  // concurrent API writes (16: 56 pods/s, 64: 70 pods/s in the bench)
+  bool preemption = true;
 };
 
 class Scheduler {
@@ -105,6 +113,7 @@ class Scheduler {
   std::atomic<bool> stop_{false};
   std::map<std::string, std::string> reported_;  // pod uid -> the reason last written
   std::set<std::string> warned_;                 // input warnings logged once
+  std::vector<DisruptionBudget> budgets_;        // of the current cycle
 };
 
 }  // namespace gpuplane::kube

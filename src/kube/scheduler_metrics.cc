@@ -83,6 +83,12 @@ std::string SchedulerMetrics::Render() const {
                intents_forward.load(), "\n");
   util::Append(out, "gpuplane_scheduler_gang_intents_total{direction=\"back\"} ",
                intents_back.load(), "\n");
+  Family(out, "gpuplane_scheduler_preemptions_total", "counter",
+         "Pods that preempted others (nominated to a node while their victims leave).");
+  util::Append(out, "gpuplane_scheduler_preemptions_total ", preemptions.load(), "\n");
+  Family(out, "gpuplane_scheduler_preemption_victims_total", "counter",
+         "Pods preempted (DisruptionTarget condition, then evicted or deleted).");
+  util::Append(out, "gpuplane_scheduler_preemption_victims_total ", victims.load(), "\n");
   Family(out, "gpuplane_scheduler_api_errors_total", "counter",
          "API writes that failed, by what was written.");
   for (const auto& [verb, n] : api_errors_) {

@@ -31,6 +31,7 @@ class SchedulerMetrics {
   std::atomic<int64_t> cycles{0};
   std::atomic<double> cycle_seconds{0};  // total
   std::atomic<int64_t> intents_forward{0}, intents_back{0};
+  std::atomic<int64_t> preemptions{0}, victims{0};  // preempting pods; pods preempted
   std::atomic<bool> synced{false}, leading{false};
 
   std::string Render() const;

@@ -351,3 +351,126 @@ TEST_F(SchedulerPlaneTest, APodGroupGangWithARequiredTopologyLandsInOneRack) {
 }
 
 }  // namespace gpuplane::kube
+
+namespace gpuplane::kube {
+
+// Preemption through the API. Three pods of low priority fill a node of three GPUs: one
+// protected by a PodDisruptionBudget that allows no disruption, one that would lose an hour
+// of work (restore-seconds 3600) and one that would lose ten minutes. A pod of high priority
+// preempts the last: it gets the DisruptionTarget condition and a Preempted Event and is
+// deleted (a finalizer of the test keeps it terminating); meanwhile the preemptor waits,
+// nominated to the node, preempting nothing more; once its victim is gone it is bound there.
+TEST_F(SchedulerPlaneTest, PreemptsThePodThatLosesLeastAndWaitsForItToLeave) {
+  PriorityClasses();
+  std::string node = Node("n", "H100", 3);
+  Create("/apis/resource.k8s.io/v1/namespaces/" + ns_ + "/resourceclaimtemplates",
+         {{"metadata", {{"name", "one"}}}, {"spec", {{"spec", ClaimSpec(1, "")}}}});
+  Create("/apis/policy/v1/namespaces/" + ns_ + "/poddisruptionbudgets",
+         {{"metadata", {{"name", "keep"}}},
+          {"spec", {{"minAvailable", 1}, {"selector", {{"matchLabels", {{"app", "keep"}}}}}}}});
+  const std::string hold = "test.gpuplane.io/hold";
+  auto pod = [&](const std::string& name, const std::string& level, const json& meta) {
+    json m = meta;
+    m["name"] = name;
+    Create("/api/v1/namespaces/" + ns_ + "/pods",
+           {{"metadata", m},
+            {"spec",
+             {{"schedulerName", name_},
+              {"priorityClassName", util::Cat(level, "-", id_)},
+              {"terminationGracePeriodSeconds", 0},
+              {"containers",
+               json::array({{{"name", "c"},
+                             {"image", "pause"},
+                             {"resources", {{"claims", json::array({{{"name", "gpu"}}})}}}}})},
+              {"resourceClaims",
+               json::array({{{"name", "gpu"}, {"resourceClaimTemplateName", "one"}}})}}}});
+  };
+  pod("kept", "low", {{"labels", {{"app", "keep"}}}});
+  pod("dear", "low", {{"annotations", {{"gpuplane.io/restore-seconds", "3600"}}}});
+  pod("cheap", "low",
+      {{"annotations", {{"gpuplane.io/restore-seconds", "600"}}}, {"finalizers", {hold}}});
+  Start();
+  ASSERT_TRUE(Eventually([&] {
+    return !NodeOf("kept").empty() && !NodeOf("dear").empty() && !NodeOf("cheap").empty();
+  })) << status_;
+
+  pod("urgent", "high", json::object());
+  ASSERT_TRUE(Eventually([&] { return Condition("cheap", "DisruptionTarget").is_object(); }))
+      << status_;
+  json c = Condition("cheap", "DisruptionTarget");
+  EXPECT_EQ(c["reason"], "PreemptionByScheduler");
+  EXPECT_NE(c["message"].get<std::string>().find("urgent"), std::string::npos) << c.dump();
+  ASSERT_TRUE(Eventually([&] {
+    json p = Get(PodPath(ns_, "urgent"));
+    return p.is_object() && p["status"].value("nominatedNodeName", "") == node;
+  }));
+  // While its victim is terminating, the preemptor waits (and says so): nothing else is
+  // preempted.
+  ASSERT_TRUE(Eventually([&] {
+    std::string message = Condition("urgent", "PodScheduled").value("message", "");
+    return message.find("Waiting for the pods it preempted on node " + node) != std::string::npos;
+  })) << Condition("urgent", "PodScheduled").dump();
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  EXPECT_TRUE(Get(PodPath(ns_, "cheap"))["metadata"].contains("deletionTimestamp"));
+  EXPECT_EQ(NodeOf("urgent"), "");
+  for (const char* name : {"kept", "dear"}) {
+    EXPECT_FALSE(Condition(name, "DisruptionTarget").is_object()) << name;
+    EXPECT_FALSE(Get(PodPath(ns_, name))["metadata"].contains("deletionTimestamp")) << name;
+  }
+  json patch = {{"metadata", {{"finalizers", nullptr}}}};
+  absl::StatusOr<Response> r =
+      client_->Do("PATCH", PodPath(ns_, "cheap"), patch.dump(), "application/merge-patch+json");
+  ASSERT_TRUE(r.ok() && r->ok()) << (r.ok() ? StatusMessage(*r) : r.status().ToString());
+  ASSERT_TRUE(Eventually([&] { return NodeOf("urgent") == node; })) << status_;
+  std::set<std::string> preempted;
+  json events = Get("/api/v1/namespaces/" + ns_ + "/events");
+  for (const json& e : events["items"]) {
+    if (e.value("reason", "") == "Preempted") preempted.insert(e["involvedObject"]["name"]);
+  }
+  EXPECT_EQ(preempted, (std::set<std::string>{"cheap"}));
+  EXPECT_EQ(scheduler_->metrics().victims.load(), 1);
+  EXPECT_EQ(GangViolation(), "");  // no device in two claims
+}
+
+}  // namespace gpuplane::kube
+
+namespace gpuplane::kube {
+
+// A gang preempts a gang, whole: a low-priority Workload gang of two pods holds the one GPU of
+// each of two nodes; a high-priority Workload gang of two arrives. Both old members are
+// preempted (never one of them), and the new gang is bound whole once they are gone.
+TEST_F(SchedulerPlaneTest, AGangPreemptsAWholeGang) {
+  PriorityClasses();
+  std::set<std::string> nodes = {Node("a", "H100", 1), Node("b", "H100", 1)};
+  Create("/apis/resource.k8s.io/v1/namespaces/" + ns_ + "/resourceclaimtemplates",
+         {{"metadata", {{"name", "one"}}}, {"spec", {{"spec", ClaimSpec(1, "")}}}});
+  auto gang = [&](const std::string& name, const std::string& level) {
+    Workload(name, 2);
+    for (int i = 0; i < 2; ++i) {
+      Pod(util::Cat(name, "-", i), {{"name", "gpu"}, {"resourceClaimTemplateName", "one"}},
+          {{"workloadRef", {{"name", name}, {"podGroup", "workers"}}},
+           {"priorityClassName", util::Cat(level, "-", id_)},
+           {"terminationGracePeriodSeconds", 0}});
+    }
+  };
+  gang("old", "low");
+  Start();
+  ASSERT_TRUE(Eventually([&] { return !NodeOf("old-0").empty() && !NodeOf("old-1").empty(); }))
+      << status_;
+  gang("new", "high");
+  ASSERT_TRUE(Eventually([&] {
+    return nodes.contains(NodeOf("new-0")) && nodes.contains(NodeOf("new-1"));
+  })) << status_;
+  EXPECT_NE(NodeOf("new-0"), NodeOf("new-1"));
+  for (const char* old : {"old-0", "old-1"}) EXPECT_FALSE(Get(PodPath(ns_, old)).is_object());
+  json events = Get("/api/v1/namespaces/" + ns_ + "/events");
+  std::set<std::string> preempted;
+  for (const json& e : events["items"]) {
+    if (e.value("reason", "") == "Preempted") preempted.insert(e["involvedObject"]["name"]);
+  }
+  EXPECT_EQ(preempted, (std::set<std::string>{"old-0", "old-1"}));
+  // (Its claims come from templates, which GangViolation does not count as the gang's.)
+  EXPECT_EQ(GangViolation().find("two claims"), std::string::npos) << GangViolation();
+}
+
+}  // namespace gpuplane::kube

@@ -216,41 +216,107 @@ absl::Status Writer::Bind(const PodRef& pod, const std::string& node) const {
   return r->ok() ? absl::OkStatus() : Failed(what, *r);
 }
 
-absl::Status Writer::MarkUnschedulable(const PodRef& pod, const std::string& message,
-                                       const std::string& component) const {
-  std::string now = Now();
-  json patch = {{"status",
-                 {{"conditions", json::array({{{"type", "PodScheduled"},
-                                               {"status", "False"},
-                                               {"reason", "Unschedulable"},
-                                               {"message", message},
-                                               {"lastTransitionTime", now}}})}}}};
-  std::string what = util::Cat("Pod ", Key(pod.ns, pod.name));
+namespace {
+
+json PodEvent(const PodRef& pod, const std::string& reason, const std::string& message,
+              const std::string& type, const std::string& component, const std::string& now) {
+  return {{"apiVersion", "v1"},
+          {"kind", "Event"},
+          {"metadata", {{"generateName", pod.name + "."}, {"namespace", pod.ns}}},
+          {"involvedObject",
+           {{"apiVersion", "v1"},
+            {"kind", "Pod"},
+            {"namespace", pod.ns},
+            {"name", pod.name},
+            {"uid", pod.uid}}},
+          {"reason", reason},
+          {"message", message},
+          {"type", type},
+          {"source", {{"component", component}}},
+          {"reportingComponent", component},
+          {"firstTimestamp", now},
+          {"lastTimestamp", now},
+          {"count", 1}};
+}
+
+}  // namespace
+
+absl::Status Writer::PatchCondition(const PodRef& pod, const json& condition,
+                                    const std::string& nominated) const {
+  json status = {{"conditions", json::array({condition})}};
+  if (!nominated.empty()) status["nominatedNodeName"] = nominated;
+  json patch = {{"status", status}};
+  std::string what =
+      util::Cat("Pod ", Key(pod.ns, pod.name), " (", condition.value("type", ""), " condition)");
   absl::StatusOr<Response> r = client_.Do("PATCH", PodPath(pod.ns, pod.name) + "/status",
                                           patch.dump(), "application/strategic-merge-patch+json");
   if (!r.ok()) return r.status();
-  if (!r->ok()) return Failed(what + " (PodScheduled condition)", *r);
-  json event = {{"apiVersion", "v1"},
-                {"kind", "Event"},
-                {"metadata", {{"generateName", pod.name + "."}, {"namespace", pod.ns}}},
-                {"involvedObject",
-                 {{"apiVersion", "v1"},
-                  {"kind", "Pod"},
-                  {"namespace", pod.ns},
-                  {"name", pod.name},
-                  {"uid", pod.uid}}},
-                {"reason", "FailedScheduling"},
-                {"message", message},
-                {"type", "Warning"},
-                {"source", {{"component", component}}},
-                {"reportingComponent", component},
-                {"firstTimestamp", now},
-                {"lastTimestamp", now},
-                {"count", 1}};
-  r = client_.Do("POST", util::Cat("/api/v1/namespaces/", pod.ns, "/events"), event.dump(),
-                 "application/json");
+  return r->ok() ? absl::OkStatus() : Failed(what, *r);
+}
+
+absl::Status Writer::PostEvent(const json& event) const {
+  const json& o = event["involvedObject"];
+  std::string ns = o.value("namespace", "");
+  absl::StatusOr<Response> r = client_.Do("POST", util::Cat("/api/v1/namespaces/", ns, "/events"),
+                                          event.dump(), "application/json");
   if (!r.ok()) return r.status();
-  return r->ok() ? absl::OkStatus() : Failed(what + " (FailedScheduling Event)", *r);
+  return r->ok() ? absl::OkStatus()
+                 : Failed(util::Cat("Pod ", Key(ns, o.value("name", "")), " (",
+                                    event.value("reason", ""), " Event)"),
+                          *r);
+}
+
+absl::Status Writer::MarkUnschedulable(const PodRef& pod, const std::string& message,
+                                       const std::string& component,
+                                       const std::string& nominated) const {
+  std::string now = Now();
+  json condition = {{"type", "PodScheduled"},
+                    {"status", "False"},
+                    {"reason", "Unschedulable"},
+                    {"message", message},
+                    {"lastTransitionTime", now}};
+  if (absl::Status s = PatchCondition(pod, condition, nominated); !s.ok()) return s;
+  return PostEvent(PodEvent(pod, "FailedScheduling", message, "Warning", component, now));
+}
+
+absl::Status Writer::Preempt(const PodRef& victim, const std::string& message,
+                             const std::string& component, bool eviction) const {
+  std::string now = Now();
+  json condition = {{"type", "DisruptionTarget"},
+                    {"status", "True"},
+                    {"reason", "PreemptionByScheduler"},
+                    {"message", message},
+                    {"lastTransitionTime", now}};
+  absl::Status s = PatchCondition(victim, condition, "");
+  if (s.code() == absl::StatusCode::kNotFound) return absl::OkStatus();  // gone already
+  if (!s.ok()) return s;
+  if (s = PostEvent(PodEvent(victim, "Preempted", message, "Normal", component, now)); !s.ok()) {
+    return s;
+  }
+  std::string what = util::Cat("Pod ", Key(victim.ns, victim.name));
+  absl::StatusOr<Response> r;
+  if (eviction) {
+    json e = {{"apiVersion", "policy/v1"},
+              {"kind", "Eviction"},
+              {"metadata", {{"name", victim.name}, {"namespace", victim.ns}}},
+              {"deleteOptions", {{"preconditions", {{"uid", victim.uid}}}}}};
+    r = client_.Do("POST", PodPath(victim.ns, victim.name) + "/eviction", e.dump(),
+                   "application/json");
+    what += " (eviction)";
+  } else {
+    // The pod's own terminationGracePeriodSeconds applies.
+    json opts = {
+        {"apiVersion", "v1"}, {"kind", "DeleteOptions"}, {"preconditions", {{"uid", victim.uid}}}};
+    r = client_.Do("DELETE", PodPath(victim.ns, victim.name), opts.dump(), "application/json");
+    what += " (delete)";
+  }
+  if (!r.ok()) return r.status();
+  if (r->ok() || r->status == 404 || r->status == 409) return absl::OkStatus();
+  if (r->status == 429) {
+    return absl::ResourceExhaustedError(
+        util::Cat(what, ": a PodDisruptionBudget allows no disruption now: ", StatusMessage(*r)));
+  }
+  return Failed(what, *r);
 }
 
 absl::Status Writer::DeletePod(const PodRef& pod) const {

@@ -3,9 +3,11 @@
 // reservedFor entry, with the object's resourceVersion; on 409 Conflict the claim is read
 // again and the write retried, unless someone else allocated it differently meanwhile),
 // releasing one, binding a pod to a node, marking a pod unschedulable (PodScheduled=False
-// with the reason) with a FailedScheduling Event, deleting a pod, and annotating a gang object
-// (PodGroup or Workload) with the gang's intent. Errors name the object and carry the server's
-// message. Thread-safety: stateless apart from the Client; any thread. Borrows nothing.
+// with the reason, and nominatedNodeName when it preempted) with a FailedScheduling Event,
+// preempting a pod (DisruptionTarget, then the Eviction API or a graceful delete), deleting a
+// pod, and annotating a gang object (PodGroup or Workload) with the gang's intent. Errors name the
+// object and carry the server's message. Thread-safety: stateless apart from the Client; any
+// thread. Borrows nothing.
 #ifndef GPUPLANE_KUBE_WRITER_H_
 #define GPUPLANE_KUBE_WRITER_H_
 
@@ -50,9 +52,17 @@ class Writer {
                             const std::string& pod_uid) const;
   // POST pods/NAME/binding. AlreadyExists when the pod is bound already (409).
   absl::Status Bind(const PodRef& pod, const std::string& node) const;
-  // PodScheduled=False (reason Unschedulable, `message`) and a FailedScheduling Event.
+  // PodScheduled=False (reason Unschedulable, `message`) and a FailedScheduling Event; with
+  // `nominated`, also status.nominatedNodeName (the node it waits for after preempting).
   absl::Status MarkUnschedulable(const PodRef& pod, const std::string& message,
-                                 const std::string& component) const;
+                                 const std::string& component,
+                                 const std::string& nominated = "") const;
+  // Preempts `victim` as kube-scheduler does: the DisruptionTarget condition (reason
+  // PreemptionByScheduler, `message`), a Preempted Event, then the Eviction API (`eviction`:
+  // a PodDisruptionBudget covers it; ResourceExhausted when the budget refuses) or a delete
+  // with the pod's own grace period. A pod already gone (or recreated) is fine.
+  absl::Status Preempt(const PodRef& victim, const std::string& message,
+                       const std::string& component, bool eviction) const;
   // Deletes the pod (its uid as precondition); a pod already gone is fine.
   absl::Status DeletePod(const PodRef& pod) const;
   // Sets (or, with nullopt, removes) one annotation with a JSON merge patch.
@@ -60,6 +70,9 @@ class Writer {
                         const std::optional<std::string>& value) const;
 
  private:
+  absl::Status PatchCondition(const PodRef& pod, const nlohmann::json& condition,
+                              const std::string& nominated) const;
+  absl::Status PostEvent(const nlohmann::json& event) const;
   Client client_;
 };
 

@@ -73,8 +73,7 @@ const std::vector<Session::Job>& Session::RunningJobs() {
     Job& job = jobs_[j];
     job.pods.push_back(i);
     job.priority = std::max(job.priority, p.priority);
-    job.evictable = job.evictable && !p.terminating &&
-                    !(options_.preemption.is_protected && options_.preemption.is_protected(p));
+    job.evictable = job.evictable && !p.terminating;
     int devices = 0;
     for (const ClaimUse& u : p.claims) {
       const ClaimAllocation* a = snap_.claim(u.key);
@@ -87,26 +86,32 @@ const std::vector<Session::Job>& Session::RunningJobs() {
     job.lost += LostGpuSeconds(devices, now, p.started >= 0 ? p.started : now, c);
     job.devices += devices;
   }
+  if (options_.preemption.is_protected) {
+    for (Job& job : jobs_) {
+      std::vector<const PodInfo*> pods;
+      for (size_t i : job.pods) pods.push_back(&pods_.pods[i]);
+      if (options_.preemption.is_protected(pods)) job.evictable = false;
+    }
+  }
   doomed_.assign(jobs_.size(), false);
   return jobs_;
 }
 
-bool Session::MayPreempt(const PodInfo& p) {
-  if (!options_.preemption.enabled || p.never_preempts) return false;
-  if (p.nominated_node.empty()) return true;
+std::optional<model::NodeId> Session::Leaving(const PodInfo& p) {
+  if (p.nominated_node.empty()) return std::nullopt;
   std::optional<model::NodeId> n = snap_.inventory().FindNode(p.nominated_node);
-  if (!n) return true;
+  if (!n) return std::nullopt;
   for (const PodInfo& q : pods_.pods) {
-    if (q.terminating && q.priority < p.priority && q.bound_node == p.nominated_node) return false;
+    if (q.terminating && q.priority < p.priority && q.bound_node == p.nominated_node) return n;
   }
   // Devices on the node held by claims no placed pod uses: victims' claims not yet released.
   for (const auto& [key, a] : snap_.claims()) {
     if (a.node != *n) continue;
     bool used = false;
     for (const std::string& u : a.users) used = used || snap_.placement(u) != nullptr;
-    if (!used) return false;
+    if (!used) return n;
   }
-  return true;
+  return std::nullopt;
 }
 
 std::vector<size_t> Session::EligibleJobs(int32_t priority) {
@@ -161,7 +166,11 @@ std::vector<size_t> Without(const std::vector<size_t>& jobs, size_t j) {
 
 void Session::Preempt(size_t pod, Decision& d) {
   const PodInfo& p = pods_.pods[pod];
-  if (d.status.code != Code::kUnschedulable || !MayPreempt(p)) return;
+  if (d.status.code != Code::kUnschedulable || p.never_preempts) return;
+  if (std::optional<model::NodeId> n = Leaving(p)) {
+    d.nominated = *n;  // its victims are leaving: it waits for them (the node is held)
+    return;
+  }
   std::vector<size_t> eligible = EligibleJobs(p.priority);
   if (eligible.empty()) return;
   std::map<model::NodeId, std::vector<size_t>> on;  // node -> eligible jobs with a pod there
@@ -249,13 +258,19 @@ void Session::PreemptGang(size_t gang, std::vector<Decision>& out) {
   if (g.problem) return;
   std::vector<size_t> members;
   int32_t priority = INT32_MAX;
+  bool leaving = false;
   for (size_t m : g.members) {
-    if (!pods_.pods[m].bound_node.empty()) continue;
-    if (out[m].status.code != Code::kUnschedulable || !MayPreempt(pods_.pods[m])) return;
+    const PodInfo& p = pods_.pods[m];
+    if (!p.bound_node.empty()) continue;
+    if (out[m].status.code != Code::kUnschedulable || p.never_preempts) return;
+    if (std::optional<model::NodeId> n = Leaving(p)) {
+      out[m].nominated = *n;
+      leaving = true;
+    }
     members.push_back(m);
-    priority = std::min(priority, pods_.pods[m].priority);
+    priority = std::min(priority, p.priority);
   }
-  if (members.empty()) return;
+  if (members.empty() || leaving) return;  // waiting for victims it preempted before
   std::vector<size_t> eligible = EligibleJobs(priority);
   if (eligible.empty()) return;
   Statement stmt(snap_);

@@ -47,6 +47,7 @@ struct Decision {
   // Preemption: the pod does not fit now, but will on `nominated` once the running `victims`
   // (indices into PodSet::pods; whole jobs) are gone; every member of a preempting gang names
   // its own node and all the gang's victims. Lost work in GPU-seconds (checkpoints.h).
+  // `nominated` without victims: it preempted before and waits for its victims to leave.
   model::NodeId nominated = model::kNoId;
   std::vector<size_t> victims;
   double lost_gpu_seconds = 0;
@@ -62,13 +63,15 @@ struct Decision {
 // the snapshot (the victims still hold their devices until they are gone): the preemptor's
 // nodes are held for it instead, for the rest of the pass and, through the pods'
 // status.nominatedNodeName, in later passes (Rule::kReserved). A pod with
-// preemptionPolicy Never, or whose nominated node still has lower-priority pods terminating
-// or devices held by claims no pod uses (victims leaving), does not preempt.
+// preemptionPolicy Never does not preempt; one whose nominated node still has lower-priority
+// pods terminating or devices held by claims no placed pod uses (its victims leaving) waits
+// (nominated, no victims) rather than preempting more.
 struct PreemptionOptions {
   bool enabled = false;
   double now = 0;  // seconds since 1970: lost work is counted up to this time
-  // Pods that must not be evicted (a PodDisruptionBudget allows no disruption); null: none.
-  std::function<bool(const PodInfo&)> is_protected;
+  // Whether evicting these pods (one job) at once would break a PodDisruptionBudget; such a
+  // job is not a victim. Null: no budgets.
+  std::function<bool(const std::vector<const PodInfo*>&)> is_protected;
   int64_t budget = 50'000;  // allocator calls preemption may spend in one Run
 };
 
@@ -184,9 +187,9 @@ class Session {
   // The priority below which pods may not be placed on `node` (INT32_MIN: none).
   int32_t Held(model::NodeId node) const;
   const std::vector<Job>& RunningJobs();
-  // Whether `pod` may preempt now: it allows it and no victims are still leaving its
-  // nominated node.
-  bool MayPreempt(const PodInfo& p);
+  // The pod's nominated node while victims are still leaving it (lower-priority pods
+  // terminating there, or devices held by claims no placed pod uses); it then waits.
+  std::optional<model::NodeId> Leaving(const PodInfo& p);
   std::vector<size_t> EligibleJobs(int32_t priority);
   absl::Status EvictJobs(Statement& stmt, const std::vector<size_t>& jobs) const;
   void Preempt(size_t pod, Decision& d);
