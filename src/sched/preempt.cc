@@ -145,6 +145,10 @@ std::vector<size_t> Session::VictimPods(const std::vector<size_t>& jobs, double&
 
 namespace {
 
+// Up to this many allowed jobs on a node, a pod's victims there are chosen exactly (every
+// subset, cheapest first); above, greedily.
+constexpr size_t kExactJobs = 10;
+
 // The order in which victims are given back: the costliest to evict first.
 void CostliestFirst(std::vector<size_t>& jobs, const std::vector<Session::Job>& all) {
   std::stable_sort(jobs.begin(), jobs.end(), [&](size_t a, size_t b) {
@@ -181,6 +185,7 @@ void Session::Preempt(size_t pod, Decision& d) {
     }
   }
   std::vector<model::NodeId> nodes;
+  nodes.reserve(on.size());
   for (const auto& [n, js] : on) nodes.push_back(n);
   std::sort(nodes.begin(), nodes.end(), [&](model::NodeId a, model::NodeId b) {
     return snap_.index().PositionOf(a) < snap_.index().PositionOf(b);
@@ -211,20 +216,48 @@ void Session::Preempt(size_t pod, Decision& d) {
     };
     std::vector<size_t> jobs = on[n];
     if (!fits(jobs)) continue;
-    CostliestFirst(jobs, jobs_);
-    std::vector<size_t> kept = jobs;
-    for (size_t j : jobs) {
-      if (preempt_calls_ > options_.preemption.budget) break;
-      std::vector<size_t> without = Without(kept, j);
-      if (fits(without)) kept = std::move(without);
+    auto choice = [&](const std::vector<size_t>& victims) {
+      Choice c{n, victims, 0, 0, 0};
+      for (size_t j : victims) {
+        c.lost += jobs_[j].lost;
+        c.devices += jobs_[j].devices;
+        c.pods += jobs_[j].pods.size();
+      }
+      return c;
+    };
+    std::optional<Choice> here;
+    if (jobs.size() <= kExactJobs) {
+      // Every subset, cheapest first: the first that fits is this node's best; none cheaper
+      // than the best node so far is needed.
+      std::vector<Choice> subsets;
+      for (uint32_t mask = 1; mask < (1u << jobs.size()); ++mask) {
+        std::vector<size_t> victims;
+        for (size_t b = 0; b < jobs.size(); ++b) {
+          if ((mask >> b) & 1u) victims.push_back(jobs[b]);
+        }
+        subsets.push_back(choice(victims));
+      }
+      std::stable_sort(subsets.begin(), subsets.end(),
+                       [](const Choice& a, const Choice& b) { return a.Better(b); });
+      for (Choice& c : subsets) {
+        if ((best && !c.Better(*best)) || preempt_calls_ > options_.preemption.budget) break;
+        if (c.jobs.size() == jobs.size() || fits(c.jobs)) {
+          here = std::move(c);
+          break;
+        }
+      }
+    } else {
+      // Many jobs: each given back while the pod still fits, the costliest first.
+      CostliestFirst(jobs, jobs_);
+      std::vector<size_t> kept = jobs;
+      for (size_t j : jobs) {
+        if (preempt_calls_ > options_.preemption.budget) break;
+        std::vector<size_t> without = Without(kept, j);
+        if (fits(without)) kept = std::move(without);
+      }
+      here = choice(kept);
     }
-    Choice c{n, kept, 0, 0, 0};
-    for (size_t j : kept) {
-      c.lost += jobs_[j].lost;
-      c.devices += jobs_[j].devices;
-      c.pods += jobs_[j].pods.size();
-    }
-    if (!best || c.Better(*best)) best = std::move(c);
+    if (here && (!best || here->Better(*best))) best = std::move(here);
   }
   if (!best) return;
   d.nominated = best->node;
