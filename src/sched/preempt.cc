@@ -168,6 +168,65 @@ std::vector<size_t> Without(const std::vector<size_t>& jobs, size_t j) {
 
 }  // namespace
 
+bool Session::VictimSet::Better(const VictimSet& o) const {
+  if (lost != o.lost) return lost < o.lost;
+  if (devices != o.devices) return devices < o.devices;
+  return pods < o.pods;
+}
+
+Session::VictimSet Session::MakeVictimSet(model::NodeId n, std::vector<size_t> jobs) const {
+  VictimSet c{n, std::move(jobs), 0, 0, 0};
+  for (size_t j : c.jobs) {
+    c.lost += jobs_[j].lost;
+    c.devices += jobs_[j].devices;
+    c.pods += jobs_[j].pods.size();
+  }
+  return c;
+}
+
+std::optional<Session::VictimSet> Session::VictimsOnNode(size_t pod, model::NodeId n,
+                                                         std::vector<size_t> jobs,
+                                                         const std::optional<VictimSet>& bound) {
+  Statement stmt(snap_);
+  auto fits = [&](const std::vector<size_t>& victims) {
+    ++preempt_calls_;
+    bool ok = EvictJobs(stmt, victims).ok();
+    Rule rule = Rule::kCount;
+    ok = ok && PlaceGroup({pod}, n, stmt, nullptr, rule).ok();
+    (void)stmt.Rollback(0);
+    return ok;
+  };
+  if (!fits(jobs)) return std::nullopt;
+  if (jobs.size() > kExactJobs) {
+    // Many jobs: each given back while the pod still fits, the costliest first.
+    CostliestFirst(jobs, jobs_);
+    std::vector<size_t> kept = jobs;
+    for (size_t j : jobs) {
+      if (preempt_calls_ > options_.preemption.budget) break;
+      std::vector<size_t> without = Without(kept, j);
+      if (fits(without)) kept = std::move(without);
+    }
+    return MakeVictimSet(n, std::move(kept));
+  }
+  // Every subset, cheapest first: the first that fits is this node's best; none that is not
+  // cheaper than `bound` is needed.
+  std::vector<VictimSet> subsets;
+  for (uint32_t mask = 1; mask < (1u << jobs.size()); ++mask) {
+    std::vector<size_t> victims;
+    for (size_t b = 0; b < jobs.size(); ++b) {
+      if ((mask >> b) & 1u) victims.push_back(jobs[b]);
+    }
+    subsets.push_back(MakeVictimSet(n, std::move(victims)));
+  }
+  std::stable_sort(subsets.begin(), subsets.end(),
+                   [](const VictimSet& a, const VictimSet& b) { return a.Better(b); });
+  for (VictimSet& c : subsets) {
+    if ((bound && !c.Better(*bound)) || preempt_calls_ > options_.preemption.budget) break;
+    if (c.jobs.size() == jobs.size() || fits(c.jobs)) return std::move(c);
+  }
+  return std::nullopt;
+}
+
 void Session::Preempt(size_t pod, Decision& d) {
   const PodInfo& p = pods_.pods[pod];
   if (d.status.code != Code::kUnschedulable || p.never_preempts) return;
@@ -190,73 +249,10 @@ void Session::Preempt(size_t pod, Decision& d) {
   std::sort(nodes.begin(), nodes.end(), [&](model::NodeId a, model::NodeId b) {
     return snap_.index().PositionOf(a) < snap_.index().PositionOf(b);
   });
-  struct Choice {
-    model::NodeId node = model::kNoId;
-    std::vector<size_t> jobs;
-    double lost = 0;
-    int devices = 0;
-    size_t pods = 0;
-    bool Better(const Choice& o) const {
-      if (lost != o.lost) return lost < o.lost;
-      if (devices != o.devices) return devices < o.devices;
-      return pods < o.pods;
-    }
-  };
-  std::optional<Choice> best;
+  std::optional<VictimSet> best;
   for (model::NodeId n : nodes) {
     if (preempt_calls_ > options_.preemption.budget) break;
-    Statement stmt(snap_);
-    auto fits = [&](const std::vector<size_t>& victims) {
-      ++preempt_calls_;
-      bool ok = EvictJobs(stmt, victims).ok();
-      Rule rule = Rule::kCount;
-      ok = ok && PlaceGroup({pod}, n, stmt, nullptr, rule).ok();
-      (void)stmt.Rollback(0);
-      return ok;
-    };
-    std::vector<size_t> jobs = on[n];
-    if (!fits(jobs)) continue;
-    auto choice = [&](const std::vector<size_t>& victims) {
-      Choice c{n, victims, 0, 0, 0};
-      for (size_t j : victims) {
-        c.lost += jobs_[j].lost;
-        c.devices += jobs_[j].devices;
-        c.pods += jobs_[j].pods.size();
-      }
-      return c;
-    };
-    std::optional<Choice> here;
-    if (jobs.size() <= kExactJobs) {
-      // Every subset, cheapest first: the first that fits is this node's best; none cheaper
-      // than the best node so far is needed.
-      std::vector<Choice> subsets;
-      for (uint32_t mask = 1; mask < (1u << jobs.size()); ++mask) {
-        std::vector<size_t> victims;
-        for (size_t b = 0; b < jobs.size(); ++b) {
-          if ((mask >> b) & 1u) victims.push_back(jobs[b]);
-        }
-        subsets.push_back(choice(victims));
-      }
-      std::stable_sort(subsets.begin(), subsets.end(),
-                       [](const Choice& a, const Choice& b) { return a.Better(b); });
-      for (Choice& c : subsets) {
-        if ((best && !c.Better(*best)) || preempt_calls_ > options_.preemption.budget) break;
-        if (c.jobs.size() == jobs.size() || fits(c.jobs)) {
-          here = std::move(c);
-          break;
-        }
-      }
-    } else {
-      // Many jobs: each given back while the pod still fits, the costliest first.
-      CostliestFirst(jobs, jobs_);
-      std::vector<size_t> kept = jobs;
-      for (size_t j : jobs) {
-        if (preempt_calls_ > options_.preemption.budget) break;
-        std::vector<size_t> without = Without(kept, j);
-        if (fits(without)) kept = std::move(without);
-      }
-      here = choice(kept);
-    }
+    std::optional<VictimSet> here = VictimsOnNode(pod, n, on[n], best);
     if (here && (!best || here->Better(*best))) best = std::move(here);
   }
   if (!best) return;

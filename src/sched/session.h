@@ -192,6 +192,19 @@ class Session {
   std::optional<model::NodeId> Leaving(const PodInfo& p);
   std::vector<size_t> EligibleJobs(int32_t priority);
   absl::Status EvictJobs(Statement& stmt, const std::vector<size_t>& jobs) const;
+  struct VictimSet {  // a pod's victims on one node
+    model::NodeId node = model::kNoId;
+    std::vector<size_t> jobs;
+    double lost = 0;
+    int devices = 0;
+    size_t pods = 0;
+    bool Better(const VictimSet& o) const;  // less lost work, then fewer devices, pods
+  };
+  VictimSet MakeVictimSet(model::NodeId n, std::vector<size_t> jobs) const;
+  // The cheapest subset of `jobs` (allowed jobs with a pod on `n`) whose eviction lets `pod`
+  // fit on `n`, when cheaper than `bound`.
+  std::optional<VictimSet> VictimsOnNode(size_t pod, model::NodeId n, std::vector<size_t> jobs,
+                                         const std::optional<VictimSet>& bound);
   void Preempt(size_t pod, Decision& d);
   void PreemptGang(size_t gang, std::vector<Decision>& out);
   bool PlaceGangIn(const Gang& g, Statement& stmt, Status& why);
