@@ -4,15 +4,19 @@
 #include <cstdio>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "acct/sources.h"
 #include "api/loader.h"
 #include "cli/commands.h"
 #include "cli/timings.h"
 #include "nlohmann/json.hpp"
+#include "sched/checkpoints.h"
 #include "sched/pass.h"
 #include "util/clock.h"
 #include "util/strings.h"
@@ -26,6 +30,8 @@ struct ScheduleOptions {
   std::string policy = "gpuplane";
   std::string output = "text";
   std::string prices;
+  bool preempt = false;
+  std::string now;  // RFC 3339; "" = the current time
   std::string pod;  // explain only
 };
 
@@ -65,17 +71,30 @@ int Load(const char* command, const ScheduleOptions& opt, Loaded& out) {
 int Pass(const char* command, const ScheduleOptions& opt, Loaded& in, sched::PassResult& out,
          util::Stopwatch* watch = nullptr) {
   if (int code = Load(command, opt, in); code != kExitOk) return code;
+  sched::SessionOptions options{.policy = opt.policy, .clock = &util::MonotonicClock()};
+  if (opt.preempt) {
+    std::optional<double> now = opt.now.empty()
+                                    ? absl::ToDoubleSeconds(absl::Now() - absl::UnixEpoch())
+                                    : sched::UnixSeconds(opt.now);
+    if (!now) {
+      std::fprintf(stderr,
+                   "gpuplane %s: --now \"%s\" is not an RFC 3339 time such as "
+                   "2026-12-01T12:00:00Z\n",
+                   command, opt.now.c_str());
+      return kExitUsage;
+    }
+    options.preemption = {.enabled = true, .now = *now};
+  }
   if (watch != nullptr) watch->Restart();
   absl::StatusOr<sched::PassResult> r =
-      sched::RunPass(std::move(in.cluster.objects), in.work.objects,
-                     {.policy = opt.policy, .clock = &util::MonotonicClock()}, in.prices);
+      sched::RunPass(std::move(in.cluster.objects), in.work.objects, options, in.prices);
   if (!r.ok()) return Fail(command, r.status());
   for (const std::string& w : r->warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
   out = std::move(*r);
   return kExitOk;
 }
 
-nlohmann::ordered_json DecisionJson(const sched::PassResult& r, size_t i) {
+nlohmann::ordered_json DecisionJson(const sched::PassResult& r, size_t i, bool preempt) {
   const sched::PodInfo& p = r.pods.pods[i];
   const sched::Decision& d = r.decisions[i];
   nlohmann::ordered_json j = {{"pod", p.key}};
@@ -98,7 +117,29 @@ nlohmann::ordered_json DecisionJson(const sched::PassResult& r, size_t i) {
   j["claims"] = claims;
   j["reason"] = d.status.ok() ? nlohmann::ordered_json(nullptr)
                               : nlohmann::ordered_json(sched::Render(d.status));
+  if (preempt) {
+    nlohmann::ordered_json victims = nlohmann::ordered_json::array();
+    for (size_t v : d.victims) victims.push_back(r.pods.pods[v].key);
+    j["preemption"] =
+        d.nominated == model::kNoId
+            ? nlohmann::ordered_json(nullptr)
+            : nlohmann::ordered_json{{"node", r.snapshot->inventory().nodes()[d.nominated].name},
+                                     {"victims", victims},
+                                     {"lost_gpu_seconds", d.lost_gpu_seconds}};
+  }
   return j;
+}
+
+// What a pod's preemption does, for text output ("" when it does not preempt).
+std::string PreemptionText(const sched::PassResult& r, size_t i) {
+  const sched::Decision& d = r.decisions[i];
+  if (d.nominated == model::kNoId) return "";
+  const std::string& node = r.snapshot->inventory().nodes()[d.nominated].name;
+  if (d.victims.empty()) return util::Cat("waits on node ", node, " for its victims to leave");
+  std::string names;
+  for (size_t v : d.victims) names += (names.empty() ? "" : ", ") + r.pods.pods[v].key;
+  return util::Cat("preempts ", names, " to run on node ", node, " (",
+                   static_cast<int64_t>(d.lost_gpu_seconds), " GPU-seconds of work lost)");
 }
 
 // The whole pass, building the snapshot, and one decision's time (a gang's members share their
@@ -132,22 +173,27 @@ int RunSchedule(const ScheduleOptions& opt) {
     for (size_t m : g.members) all = all && r.decisions[m].status.ok();
     gangs_scheduled += all ? 1 : 0;
   }
+  size_t preempting = 0;
   for (size_t i = 0; i < r.pods.pods.size(); ++i) {
+    preempting += r.decisions[i].victims.empty() ? 0 : 1;
     if (opt.output == "json") {
-      std::printf("%s\n", DecisionJson(r, i).dump().c_str());
+      std::printf("%s\n", DecisionJson(r, i, opt.preempt).dump().c_str());
       continue;
     }
     const sched::Decision& d = r.decisions[i];
     std::string node = d.node != model::kNoId ? r.snapshot->inventory().nodes()[d.node].name : "-";
-    std::printf("%-40s %-13s %-20s %s\n", r.pods.pods[i].key.c_str(),
+    std::string preemption = PreemptionText(r, i);
+    std::printf("%-40s %-13s %-20s %s%s\n", r.pods.pods[i].key.c_str(),
                 std::string(sched::CodeName(d.status.code)).c_str(), node.c_str(),
-                sched::Render(d.status).c_str());
+                sched::Render(d.status).c_str(),
+                preemption.empty() ? "" : (" It " + preemption + ".").c_str());
   }
   nlohmann::ordered_json summary = {{"summary",
                                      {{"pods", r.pods.pods.size()},
                                       {"scheduled", scheduled},
                                       {"gangs", gangs},
                                       {"gangs_scheduled", gangs_scheduled}}}};
+  if (opt.preempt) summary["summary"]["preempting"] = preempting;
   if (opt.output == "json") {
     std::printf("%s\n", summary.dump().c_str());
   } else {
@@ -170,6 +216,9 @@ void ExplainOne(const sched::PassResult& r, size_t i) {
   std::printf("%s\n  why: %s\n  what would unblock it: %s\n",
               stage.empty() ? "" : (" (" + stage + ")").c_str(), sched::Render(d.status).c_str(),
               sched::Hint(d.status).c_str());
+  if (std::string preemption = PreemptionText(r, i); !preemption.empty()) {
+    std::printf("  preemption: it %s\n", preemption.c_str());
+  }
 }
 
 int RunExplain(const ScheduleOptions& opt) {
@@ -210,6 +259,11 @@ CLI::App* AddInputs(CLI::App* cmd, ScheduleOptions& opt) {
                   "worth-pack");
   cmd->add_option("--prices", opt.prices,
                   "Dollars per GPU-hour by product name (YAML or JSON), for the worth of models");
+  cmd->add_flag("--preempt", opt.preempt,
+                "Let pods that fit nowhere preempt running pods of lower priority (whole jobs, "
+                "least lost work), as gpuplane scheduler does");
+  cmd->add_option("--now", opt.now,
+                  "With --preempt: the time lost work is counted to (RFC 3339; default: now)");
   return cmd;
 }
 

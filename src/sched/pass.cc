@@ -1,5 +1,8 @@
 #include "sched/pass.h"
 
+#include <set>
+#include <string>
+
 namespace gpuplane::sched {
 
 absl::StatusOr<PassResult> RunPass(std::vector<api::SourcedObject> cluster,
@@ -9,10 +12,20 @@ absl::StatusOr<PassResult> RunPass(std::vector<api::SourcedObject> cluster,
   const double start = options.clock != nullptr ? options.clock->Now() : 0;
   PassResult r;
   r.pods = BuildPodSet(work, cluster);  // copies the claims it needs; borrows `work`
-  // The workload's allocated claims count as cluster state too.
+  // The workload's allocated claims count as cluster state too (once: the same file may be
+  // given as both).
+  std::set<std::string> claims;
+  for (const api::SourcedObject& o : cluster) {
+    if (const auto* c = std::get_if<api::ResourceClaim>(&o.object)) {
+      claims.insert(c->metadata.namespace_name + "/" + c->metadata.name);
+    }
+  }
   for (const api::SourcedObject& o : work) {
     const auto* c = std::get_if<api::ResourceClaim>(&o.object);
-    if (c != nullptr && c->status.allocation) cluster.push_back(o);
+    if (c != nullptr && c->status.allocation &&
+        claims.insert(c->metadata.namespace_name + "/" + c->metadata.name).second) {
+      cluster.push_back(o);
+    }
   }
   r.snapshot = Snapshot::Build(std::move(cluster), prices);
   if (options.clock != nullptr) r.snapshot_seconds = options.clock->Now() - start;
