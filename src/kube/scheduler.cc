@@ -198,8 +198,45 @@ bool Selects(const json& selector, const std::map<std::string, std::string>& lab
   return true;
 }
 
+bool Covers(const DisruptionBudget& b, const std::string& ns,
+            const std::map<std::string, std::string>& labels) {
+  return b.ns == ns && Selects(b.selector, labels);
+}
+
 bool Covers(const DisruptionBudget& b, const sched::PodInfo& p) {
-  return b.ns == p.pod->metadata.namespace_name && Selects(b.selector, p.pod->metadata.labels);
+  return Covers(b, p.pod->metadata.namespace_name, p.pod->metadata.labels);
+}
+
+// The job a running pod (as the API serves it) belongs to: its PodGroup or Workload pod group
+// and replica, else the pod itself (as sched/preempt.cc groups victims).
+std::string JobOf(const json& pod) {
+  const json& meta = pod["metadata"];
+  std::string ns = meta.value("namespace", "");
+  const json labels = meta.value("labels", json::object());
+  if (labels.contains(sched::kPodGroupLabel) && labels[sched::kPodGroupLabel].is_string()) {
+    return util::Cat("PodGroup/", ns, "/", labels[sched::kPodGroupLabel].get<std::string>());
+  }
+  const json& spec = pod.value("spec", json::object());
+  if (spec.contains("workloadRef") && spec["workloadRef"].is_object()) {
+    const json& w = spec["workloadRef"];
+    return util::Cat("Workload/", ns, "/", w.value("name", ""), "/", w.value("podGroup", ""), "/",
+                     w.value("podGroupReplicaKey", ""));
+  }
+  return util::Cat("Pod/", ns, "/", meta.value("name", ""));
+}
+
+// Whether this scheduler marked the pod preempted (DisruptionTarget, PreemptionByScheduler,
+// naming it).
+bool MarkedBy(const json& pod, const std::string& scheduler) {
+  const json& status = pod.value("status", json::object());
+  for (const json& c : status.value("conditions", json::array())) {
+    if (c.value("type", "") == "DisruptionTarget" && c.value("status", "") == "True" &&
+        c.value("reason", "") == "PreemptionByScheduler" &&
+        c.value("message", "").find(util::Cat("(", scheduler, ")")) != std::string::npos) {
+      return true;
+    }
+  }
+  return false;
 }
 
 }  // namespace
@@ -463,12 +500,20 @@ void Scheduler::Execute(Job& job) {
   if (!leading_()) return;
   if (!job.unschedulable.empty()) {
     const PodRef& pod = job.members[0].pod;
+    // Every victim marked before any is evicted: a leader that finds a marked victim still
+    // running finishes the preemption of its whole job (Recover).
+    std::string why = util::Cat("preempted by ", pod.ns, "/", pod.name, " (", options_.name,
+                                "), which will run on node ", job.nominated);
     for (const auto& [victim, eviction] : job.victims) {
       if (!leading_()) return;
-      std::string why = util::Cat("preempted by ", pod.ns, "/", pod.name, " (", options_.name,
-                                  "), which will run on node ", job.nominated);
-      absl::Status s = writer_.Preempt(victim, why, options_.name, eviction);
-      if (s.ok()) {
+      if (absl::Status s = writer_.MarkPreempted(victim, why, options_.name); !s.ok()) {
+        metrics_.ApiError("preemption");
+        Log(std::string(s.message()));
+      }
+    }
+    for (const auto& [victim, eviction] : job.victims) {
+      if (!leading_()) return;
+      if (absl::Status s = writer_.Evict(victim, eviction); s.ok()) {
         ++metrics_.victims;
       } else {
         metrics_.ApiError("preemption");
@@ -533,7 +578,46 @@ void Scheduler::Execute(Job& job) {
   job.done = all;
 }
 
+void Scheduler::FinishPreemptions() {
+  std::vector<json> pods = cache_->List("Pod");
+  std::set<std::string> jobs;  // jobs with a victim this scheduler marked and that still runs
+  auto running = [](const json& p) {
+    return !p["spec"].value("nodeName", "").empty() && !p["metadata"].contains("deletionTimestamp");
+  };
+  for (const json& p : pods) {
+    if (running(p) && MarkedBy(p, options_.name)) jobs.insert(JobOf(p));
+  }
+  if (jobs.empty()) return;
+  std::vector<DisruptionBudget> budgets = Budgets(cache_->List("PodDisruptionBudget"));
+  for (const json& p : pods) {
+    if (!running(p) || !jobs.contains(JobOf(p))) continue;
+    const json& meta = p["metadata"];
+    PodRef ref{meta.value("namespace", ""), meta.value("name", ""), meta.value("uid", "")};
+    std::map<std::string, std::string> labels;
+    for (const auto& [k, v] : meta.value("labels", json::object()).items()) {
+      if (v.is_string()) labels[k] = v.get<std::string>();
+    }
+    bool covered = false;
+    for (const DisruptionBudget& b : budgets) covered = covered || Covers(b, ref.ns, labels);
+    if (!MarkedBy(p, options_.name)) {
+      std::string why = util::Cat("preempted (", options_.name,
+                                  "): a member of a job whose preemption a previous leader began");
+      if (absl::Status s = writer_.MarkPreempted(ref, why, options_.name); !s.ok()) {
+        Log(std::string(s.message()));
+      }
+    }
+    if (absl::Status s = writer_.Evict(ref, covered); s.ok()) {
+      ++metrics_.victims;
+      Log(util::Cat("pod ", ref.ns, "/", ref.name,
+                    ": a preemption a previous leader began is finished (its job goes whole)"));
+    } else {
+      Log(std::string(s.message()));
+    }
+  }
+}
+
 void Scheduler::Recover() {
+  FinishPreemptions();
   for (const char* kind : {"PodGroup", "Workload"}) {
     for (const json& obj : cache_->List(kind)) {
       const json& meta = obj["metadata"];

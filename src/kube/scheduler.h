@@ -21,7 +21,9 @@
 // DisruptionTarget condition and are evicted (Eviction API where a PodDisruptionBudget covers
 // them, which also protects them from being chosen when it allows too few disruptions) or
 // deleted with their grace period; the preemptor gets status.nominatedNodeName and a reason
-// naming its victims, and waits for them.
+// naming its victims, and waits for them. Every victim is marked before any is evicted, and a
+// new leader evicts the whole job of any marked victim still running: a job preempted is
+// never left partly running.
 // Only the leader writes (the caller's `leading`, from leader.h); the cache runs always.
 //
 // Ownership: owns its cache and threads. Thread-safety: Run() on one thread; Stop(),
@@ -94,6 +96,9 @@ class Scheduler {
   // Keeps the reasons reported for pods still pending.
   void Remember(const sched::PodSet& pods, const std::vector<Job>& jobs);
   void Recover();
+  // Victims this scheduler marked (DisruptionTarget) that still run, after a crash or a leader
+  // change: their whole jobs are evicted.
+  void FinishPreemptions();
   void Execute(Job& job);
   bool WritePod(const Job& job, size_t member, std::vector<std::string>& allocated);
   void RollBack(const std::string& ns, const nlohmann::json& intent);

@@ -473,4 +473,40 @@ TEST_F(SchedulerPlaneTest, AGangPreemptsAWholeGang) {
   EXPECT_EQ(GangViolation().find("two claims"), std::string::npos) << GangViolation();
 }
 
+// A leader that stopped after marking one member of a victim gang (DisruptionTarget) and
+// before evicting it: the next leader evicts that member and the rest of its gang, so the
+// preempted job does not stay partly running.
+TEST_F(SchedulerPlaneTest, ANewLeaderFinishesAPreemptionItFindsBegun) {
+  Node("a", "H100", 1);
+  Node("b", "H100", 1);
+  Create("/apis/resource.k8s.io/v1/namespaces/" + ns_ + "/resourceclaimtemplates",
+         {{"metadata", {{"name", "one"}}}, {"spec", {{"spec", ClaimSpec(1, "")}}}});
+  Workload("old", 2);
+  for (int i = 0; i < 2; ++i) {
+    Pod(util::Cat("old-", i), {{"name", "gpu"}, {"resourceClaimTemplateName", "one"}},
+        {{"workloadRef", {{"name", "old"}, {"podGroup", "workers"}}},
+         {"terminationGracePeriodSeconds", 0}});
+  }
+  Pod("other", {{"name", "gpu"}, {"resourceClaimTemplateName", "one"}},
+      {{"terminationGracePeriodSeconds", 0}});
+  Start();
+  ASSERT_TRUE(Eventually([&] { return !NodeOf("old-0").empty() && !NodeOf("old-1").empty(); }))
+      << status_;
+  scheduler_->Stop();
+  thread_.join();
+  scheduler_.reset();
+  Writer w(*client_);
+  json pod = Get(PodPath(ns_, "old-1"));
+  ASSERT_TRUE(w.MarkPreempted({ns_, "old-1", pod["metadata"]["uid"]},
+                              util::Cat("preempted by x/y (", name_, "), which will run on node a"),
+                              name_)
+                  .ok());
+  Start();
+  ASSERT_TRUE(Eventually([&] {
+    return !Get(PodPath(ns_, "old-0")).is_object() && !Get(PodPath(ns_, "old-1")).is_object();
+  })) << status_;
+  // The pod that was waiting gets a freed GPU.
+  ASSERT_TRUE(Eventually([&] { return !NodeOf("other").empty(); })) << status_;
+}
+
 }  // namespace gpuplane::kube

@@ -279,8 +279,8 @@ absl::Status Writer::MarkUnschedulable(const PodRef& pod, const std::string& mes
   return PostEvent(PodEvent(pod, "FailedScheduling", message, "Warning", component, now));
 }
 
-absl::Status Writer::Preempt(const PodRef& victim, const std::string& message,
-                             const std::string& component, bool eviction) const {
+absl::Status Writer::MarkPreempted(const PodRef& victim, const std::string& message,
+                                   const std::string& component) const {
   std::string now = Now();
   json condition = {{"type", "DisruptionTarget"},
                     {"status", "True"},
@@ -290,9 +290,10 @@ absl::Status Writer::Preempt(const PodRef& victim, const std::string& message,
   absl::Status s = PatchCondition(victim, condition, "");
   if (s.code() == absl::StatusCode::kNotFound) return absl::OkStatus();  // gone already
   if (!s.ok()) return s;
-  if (s = PostEvent(PodEvent(victim, "Preempted", message, "Normal", component, now)); !s.ok()) {
-    return s;
-  }
+  return PostEvent(PodEvent(victim, "Preempted", message, "Normal", component, now));
+}
+
+absl::Status Writer::Evict(const PodRef& victim, bool eviction) const {
   std::string what = util::Cat("Pod ", Key(victim.ns, victim.name));
   absl::StatusOr<Response> r;
   if (eviction) {

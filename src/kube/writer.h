@@ -57,12 +57,13 @@ class Writer {
   absl::Status MarkUnschedulable(const PodRef& pod, const std::string& message,
                                  const std::string& component,
                                  const std::string& nominated = "") const;
-  // Preempts `victim` as kube-scheduler does: the DisruptionTarget condition (reason
-  // PreemptionByScheduler, `message`), a Preempted Event, then the Eviction API (`eviction`:
-  // a PodDisruptionBudget covers it; ResourceExhausted when the budget refuses) or a delete
-  // with the pod's own grace period. A pod already gone (or recreated) is fine.
-  absl::Status Preempt(const PodRef& victim, const std::string& message,
-                       const std::string& component, bool eviction) const;
+  // Preemption as kube-scheduler does it, in two steps: the DisruptionTarget condition (reason
+  // PreemptionByScheduler, `message`) and a Preempted Event; then the Eviction API
+  // (`eviction`: a PodDisruptionBudget covers it; ResourceExhausted when the budget refuses)
+  // or a delete with the pod's own grace period. A pod already gone (or recreated) is fine.
+  absl::Status MarkPreempted(const PodRef& victim, const std::string& message,
+                             const std::string& component) const;
+  absl::Status Evict(const PodRef& victim, bool eviction) const;
   // Deletes the pod (its uid as precondition); a pod already gone is fine.
   absl::Status DeletePod(const PodRef& pod) const;
   // Sets (or, with nullopt, removes) one annotation with a JSON merge patch.
