@@ -309,8 +309,10 @@ absl::Status Scheduler::Run(const std::function<bool()>& leading) {
     }
     {
       std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait_for(lock, std::chrono::milliseconds(500), [this] { return dirty_ || stop_.load(); });
-      if (!dirty_ || stop_) continue;
+      cv_.wait_for(lock, std::chrono::milliseconds(100), [this] { return dirty_ || stop_.load(); });
+      // Writes that failed are tried again after a backoff even if nothing changes.
+      bool retry = retry_ms_ > 0 && std::chrono::steady_clock::now() >= retry_at_;
+      if ((!dirty_ && !retry) || stop_) continue;
       dirty_ = false;
     }
     if (absl::Status s = Cycle(); !s.ok()) {
@@ -354,6 +356,16 @@ absl::Status Scheduler::Cycle() {
   std::vector<Job> jobs = Plan(*pass, waiting);
   WriteAll(jobs);
   Remember(pass->pods, jobs);
+  size_t failed = 0;
+  for (const Job& job : jobs) failed += job.done ? 0 : 1;
+  if (failed == 0) {
+    retry_ms_ = 0;
+  } else {
+    retry_ms_ = retry_ms_ == 0 ? kFirstRetryMs : std::min(2 * retry_ms_, kLastRetryMs);
+    retry_at_ = std::chrono::steady_clock::now() + std::chrono::milliseconds(retry_ms_);
+    Log(util::Cat(failed, failed == 1 ? " write" : " writes", " failed; trying again in ",
+                  retry_ms_, " ms unless the cluster changes first"));
+  }
   ++metrics_.cycles;
   std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
   metrics_.cycle_seconds = metrics_.cycle_seconds.load() + took.count();

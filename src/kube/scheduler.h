@@ -5,7 +5,8 @@
 // reason and a FailedScheduling Event (written again only when the reason changes).
 //
 // Cycles: a cycle runs when the cache reports a change (a pod added, a claim created by the
-// resourceclaim controller, a node or slice changed), never by polling; its writes go out in
+// resourceclaim controller, a node or slice changed), never by polling, or after a backoff
+// when a cycle's writes failed; its writes go out in
 // parallel and the cycle ends when they have, with what was written assumed into the cache
 // (cluster_cache.h), so the next pass never decides from a cache behind its own writes.
 // Pods whose claims from templates the controller has not created yet wait. A ResourceSlice
@@ -32,6 +33,7 @@
 #define GPUPLANE_KUBE_SCHEDULER_H_
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <functional>
 #include <map>
@@ -115,6 +117,11 @@ class Scheduler {
   std::mutex mu_;
   std::condition_variable cv_;
   bool dirty_ = true;  // guarded by mu_
+  // A cycle whose writes failed is run again after a backoff (0.5 s doubling to 30 s), also
+  // when nothing changes; Run's thread only.
+  static constexpr int kFirstRetryMs = 500, kLastRetryMs = 30'000;
+  int retry_ms_ = 0;
+  std::chrono::steady_clock::time_point retry_at_;
   std::atomic<bool> stop_{false};
   std::map<std::string, std::string> reported_;  // pod uid -> the reason last written
   std::set<std::string> warned_;                 // input warnings logged once

@@ -510,3 +510,57 @@ TEST_F(SchedulerPlaneTest, ANewLeaderFinishesAPreemptionItFindsBegun) {
 }
 
 }  // namespace gpuplane::kube
+
+namespace gpuplane::kube {
+
+// A write the API server refuses is tried again after a backoff even when nothing in the
+// cluster changes: a ValidatingAdmissionPolicy (which the scheduler does not watch) denies
+// updates of the namespace's claims, the scheduler's allocation fails, the policy's binding is
+// removed, and the pod is bound on a later try.
+TEST_F(SchedulerPlaneTest, AFailedWriteIsTriedAgainWithoutAClusterChange) {
+  const std::string policy = util::Cat("deny-claims-", id_);
+  const std::string admission = "/apis/admissionregistration.k8s.io/v1/";
+  Create(admission + "validatingadmissionpolicies",
+         {{"metadata", {{"name", policy}}},
+          {"spec",
+           {{"failurePolicy", "Fail"},
+            {"matchConstraints",
+             {{"resourceRules", json::array({{{"apiGroups", {"resource.k8s.io"}},
+                                              {"apiVersions", {"*"}},
+                                              {"operations", {"UPDATE"}},
+                                              {"resources", {"resourceclaims"}}}})}}},
+            {"validations",
+             json::array({{{"expression", "false"}, {"message", "denied by the test"}}})}}}});
+  Create(
+      admission + "validatingadmissionpolicybindings",
+      {{"metadata", {{"name", policy}}},
+       {"spec",
+        {{"policyName", policy},
+         {"validationActions", {"Deny"}},
+         {"matchResources",
+          {{"namespaceSelector", {{"matchLabels", {{"kubernetes.io/metadata.name", ns_}}}}}}}}}});
+  Node("n", "H100", 1);
+  Claim("probe", 1);
+  // The policy is in force once the API server has loaded it.
+  ASSERT_TRUE(Eventually([&] {
+    json c = Get(ClaimPath(ns_, "probe"));
+    c["metadata"]["labels"] = {{"probe", "1"}};
+    absl::StatusOr<Response> r = client_->Do("PUT", ClaimPath(ns_, "probe"), c.dump());
+    return r.ok() && !r->ok();
+  }));
+  Claim("c", 1);
+  Pod("p", {{"name", "gpu"}, {"resourceClaimName", "c"}});
+  Start();
+  const std::string failed = "gpuplane_scheduler_api_errors_total{write=\"claim\"}";
+  ASSERT_TRUE(Eventually([&] {
+    return scheduler_->metrics().Render().find(failed) != std::string::npos;
+  })) << status_;
+  EXPECT_EQ(NodeOf("p"), "");
+  absl::StatusOr<Response> r =
+      client_->Do("DELETE", admission + "validatingadmissionpolicybindings/" + policy);
+  ASSERT_TRUE(r.ok() && r->ok());
+  (void)client_->Do("DELETE", admission + "validatingadmissionpolicies/" + policy);
+  ASSERT_TRUE(Eventually([&] { return !NodeOf("p").empty(); }, 60)) << status_;
+}
+
+}  // namespace gpuplane::kube
