@@ -5,6 +5,8 @@
 #   (c) the unsatisfiable 8-GPU matchAttribute claim on 1,000 nodes with 7 free GPUs each
 #   (d) schedule 64 gangs of 8 one-GPU pods with the NVLink domain required, 1,000 nodes x 8
 #   (e) schedule 10,000 pending one-GPU pods on 5,000 nodes: time of one decision
+#   (f) 1,000 pods of priority 10 on 1,000 full nodes x 8 of priority-0 pods: the pass without
+#       and with --preempt (every one of them preempts)
 # Each case runs RUNS times (default 5); the medians are printed. Inputs are generated under
 # WORK (default a temporary directory) by `gpuplane generate cluster` and
 # tools/sched_bench_inputs.py. Usage: scripts/sched_bench.sh [build/gpuplane]
@@ -23,6 +25,7 @@ python3 $T busy 1000 "$WORK/busy1000.yaml"
 python3 $T eight "$WORK/eight.yaml"
 python3 $T gangs 64 8 "$WORK/gangs.yaml"
 python3 $T pods 10000 "$WORK/pods10000.yaml"
+python3 $T full 1000 1000 "$WORK/full1000.yaml"
 
 # median FIELD... -- COMMAND: runs COMMAND RUNS times, prints the median of each JSON field, a
 # path into the last line of stdout or into the timings line the CLI writes to stderr
@@ -67,3 +70,6 @@ cat "$WORK/eight.yaml" >>"$WORK/eightpod.yaml"
 echo "(c) unsatisfiable 8-GPU claim, 1,000 nodes (schedule): $(median timings.seconds timings.snapshot_seconds timings.decision_seconds.max -- "$BIN" schedule --objects "$WORK/c1000" "$WORK/busy1000.yaml" --workload "$WORK/eightpod.yaml" -o json)"
 echo "(d) 64 gangs x 8 pods, NVLink domain required, 1,000 nodes: $(median timings.seconds timings.snapshot_seconds timings.decision_seconds.p50 timings.decision_seconds.max -- "$BIN" schedule --objects "$WORK/c1000" --workload "$WORK/gangs.yaml" -o json)"
 echo "(e) 10,000 pods, 5,000 nodes: $(median timings.seconds timings.snapshot_seconds timings.decision_seconds.p50 timings.decision_seconds.p99 timings.decision_seconds.max -- "$BIN" schedule --objects "$WORK/c5000" --workload "$WORK/pods10000.yaml" -o json)"
+P=(--objects "$WORK/c1000" --workload "$WORK/full1000.yaml" -o json)
+echo "(f) 1,000 pods on 1,000 full nodes, no preemption: $(median timings.seconds -- "$BIN" schedule "${P[@]}")"
+echo "(f) 1,000 pods on 1,000 full nodes, --preempt: $(median timings.seconds summary.preempting -- "$BIN" schedule "${P[@]}" --preempt --now 2026-12-01T12:00:00Z)"

@@ -9,6 +9,9 @@
   sched_bench_inputs.py gangs G M FILE         G PodGroups of M one-GPU pods with the NVLink
                                                domain required
   sched_bench_inputs.py pods N FILE            N pending one-GPU pods (a template each uses)
+  sched_bench_inputs.py full NODES N FILE      every GPU of NODES h100 nodes held by a running
+                                               pod of priority 0 (restore times vary), and N
+                                               pending one-GPU pods of priority 10
 """
 import sys
 
@@ -112,6 +115,53 @@ spec:
 """)
 
 
+def full(nodes, n, out):
+    out.write(TEMPLATE)
+    for i in range(nodes):
+        for g in range(8):
+            name = f"run-{i}-{g}"
+            out.write(f"""---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {{name: {name}, namespace: bench}}
+spec:
+  devices:
+    requests:
+    - {{name: gpu, exactly: {{deviceClassName: gpu.nvidia.com}}}}
+status:
+  allocation:
+    devices:
+      results: [{{request: gpu, driver: gpu.nvidia.com, pool: h100-{i}, device: gpu-{g}}}]
+    nodeSelector:
+      nodeSelectorTerms: [{{matchFields: [{{key: metadata.name, operator: In, values: [h100-{i}]}}]}}]
+  reservedFor: [{{resource: pods, name: {name}, uid: u-{name}}}]
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: {name}
+  namespace: bench
+  uid: u-{name}
+  annotations: {{gpuplane.io/restore-seconds: "{(i * 7 + g * 13) % 100}"}}
+spec:
+  nodeName: h100-{i}
+  priority: 0
+  resourceClaims: [{{name: gpu, resourceClaimName: {name}}}]
+  containers: [{{name: c}}]
+status: {{startTime: "2026-12-01T10:00:00Z"}}
+""")
+    for i in range(n):
+        out.write(f"""---
+apiVersion: v1
+kind: Pod
+metadata: {{name: p{i}, namespace: bench}}
+spec:
+  priority: 10
+  resourceClaims: [{{name: gpu, resourceClaimTemplateName: one-gpu}}]
+  containers: [{{name: c}}]
+""")
+
+
 def main(argv):
     if len(argv) < 3:
         sys.exit(__doc__)
@@ -127,6 +177,8 @@ def main(argv):
             gangs(int(args[0]), int(args[1]), out)
         elif kind == "pods":
             pods(int(args[0]), out)
+        elif kind == "full":
+            full(int(args[0]), int(args[1]), out)
         else:
             sys.exit(__doc__)
 

@@ -72,6 +72,7 @@ const std::vector<Session::Job>& Session::RunningJobs() {
     }
     Job& job = jobs_[j];
     job.pods.push_back(i);
+    job.nodes.push_back(snap_.placement(p.key)->node);
     job.priority = std::max(job.priority, p.priority);
     job.evictable = job.evictable && !p.terminating;
     int devices = 0;
@@ -187,6 +188,13 @@ Session::VictimSet Session::MakeVictimSet(model::NodeId n, std::vector<size_t> j
 std::optional<Session::VictimSet> Session::VictimsOnNode(size_t pod, model::NodeId n,
                                                          std::vector<size_t> jobs,
                                                          const std::optional<VictimSet>& bound) {
+  // No set here beats `bound` when its cheapest single job does not (a set costs at least as
+  // much as each of its jobs).
+  if (bound) {
+    bool any = false;
+    for (size_t j : jobs) any = any || MakeVictimSet(n, {j}).Better(*bound);
+    if (!any) return std::nullopt;
+  }
   Statement stmt(snap_);
   auto fits = [&](const std::vector<size_t>& victims) {
     ++preempt_calls_;
@@ -238,8 +246,8 @@ void Session::Preempt(size_t pod, Decision& d) {
   if (eligible.empty()) return;
   std::map<model::NodeId, std::vector<size_t>> on;  // node -> eligible jobs with a pod there
   for (size_t j : eligible) {
-    for (size_t q : jobs_[j].pods) {
-      std::vector<size_t>& js = on[snap_.placement(pods_.pods[q].key)->node];
+    for (model::NodeId n : jobs_[j].nodes) {
+      std::vector<size_t>& js = on[n];
       if (js.empty() || js.back() != j) js.push_back(j);
     }
   }
@@ -330,9 +338,7 @@ void Session::PreemptGang(size_t gang, std::vector<Decision>& out) {
     std::set<model::NodeId> used;
     for (const auto& [m, n] : where) used.insert(n);
     bool touches = false;
-    for (size_t q : jobs_[j].pods) {
-      touches = touches || used.contains(snap_.placement(pods_.pods[q].key)->node);
-    }
+    for (model::NodeId n : jobs_[j].nodes) touches = touches || used.contains(n);
     std::vector<size_t> without = Without(kept, j);
     if (!touches) {
       kept = std::move(without);

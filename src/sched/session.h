@@ -175,7 +175,8 @@ class Session {
  public:
   struct Job {  // running work that is evicted whole
     std::vector<size_t> pods;
-    int32_t priority = 0;  // its highest
+    std::vector<model::NodeId> nodes;  // parallel to pods
+    int32_t priority = 0;              // its highest
     double lost = 0;       // GPU-seconds lost by evicting it now
     int devices = 0;
     bool evictable = true;  // not leaving already, not protected
