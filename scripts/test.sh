@@ -68,6 +68,7 @@ for target in build-asan/fuzz/*_fuzz; do
     trace_fuzz) cp testdata/sim/*.csv testdata/sched/tenants/*.txt "$corpus"/ ;;
     cgroup_fuzz) cp testdata/acct/cgroup/* "$corpus"/ ;;
     kubeconfig_fuzz) cp testdata/kube/*.yaml "$corpus"/ ;;
+    gang_intent_fuzz) cp testdata/kube/intents/* "$corpus"/ ;;
     acct_fuzz) cp testdata/acct/node/*.json testdata/acct/node/*.jsonl testdata/acct/node/*.yaml \
       "$corpus"/ ;;
     *) find testdata examples -type f \( -name '*.yaml' -o -name '*.json' \) -size -64k \

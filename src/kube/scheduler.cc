@@ -92,36 +92,6 @@ std::string Split(const std::string& key, size_t part) {
 
 using DeviceId = std::tuple<std::string, std::string, std::string>;  // driver, pool, device
 
-bool IsString(const json& obj, const char* key) {
-  return obj.is_object() && obj.contains(key) && obj[key].is_string();
-}
-
-// An intent as this scheduler writes it: members with pod, uid and node, and claims with a
-// name and an allocation whose results name their devices. Anything else (edited by hand,
-// another writer) is not acted on.
-bool ValidIntent(const json& intent) {
-  if (!intent.is_object() || !intent.contains("members") || !intent["members"].is_array()) {
-    return false;
-  }
-  for (const json& m : intent["members"]) {
-    if (!IsString(m, "pod") || !IsString(m, "uid") || !IsString(m, "node")) return false;
-    if (!m.contains("claims") || !m["claims"].is_array()) return false;
-    for (const json& c : m["claims"]) {
-      if (!IsString(c, "name") || !c.contains("allocation")) return false;
-      const json& a = c["allocation"];
-      if (!a.is_object() || !a.contains("devices") || !a["devices"].is_object()) return false;
-      const json& results = a["devices"].value("results", json::array());
-      if (!results.is_array()) return false;
-      for (const json& r : results) {
-        for (const char* key : {"request", "driver", "pool", "device"}) {
-          if (!IsString(r, key)) return false;
-        }
-      }
-    }
-  }
-  return true;
-}
-
 void AddDevices(const json& allocation, std::set<DeviceId>& out) {
   if (!allocation.is_object() || !allocation.contains("devices")) return;
   for (const json& r : allocation["devices"].value("results", json::array())) {
@@ -638,14 +608,14 @@ void Scheduler::Recover() {
       std::string ns = meta.value("namespace", "");
       std::string name = meta.value("name", "");
       const json& text = annotations[kGangIntent];
-      json intent =
-          text.is_string() ? json::parse(text.get<std::string>(), nullptr, false) : json();
-      if (!ValidIntent(intent)) {
+      std::optional<json> intent =
+          text.is_string() ? ReadIntent(text.get<std::string>()) : std::nullopt;
+      if (!intent) {
         Log(util::Cat(kind, " ", ns, "/", name, ": the annotation ", kGangIntent,
                       " is not an intent this scheduler wrote; removed without acting on it"));
       } else {
-        bool forward = RollForward(ns, intent);
-        if (!forward) RollBack(ns, intent);
+        bool forward = RollForward(ns, *intent);
+        if (!forward) RollBack(ns, *intent);
         Log(util::Cat(kind, " ", ns, "/", name, ": an open gang intent rolled ",
                       forward ? "forward (every member bound as planned)"
                               : "back (claims released, bound members deleted)"));

@@ -46,6 +46,7 @@
 #include "absl/status/status.h"
 #include "kube/client.h"
 #include "kube/cluster_cache.h"
+#include "kube/gang_intent.h"
 #include "kube/scheduler_metrics.h"
 #include "kube/writer.h"
 
@@ -55,8 +56,6 @@ struct PodSet;
 }  // namespace gpuplane::sched
 
 namespace gpuplane::kube {
-
-inline constexpr char kGangIntent[] = "gpuplane.io/gang-intent";
 
 struct DisruptionBudget;  // scheduler.cc
 

@@ -177,7 +177,7 @@ class Session {
     std::vector<size_t> pods;
     std::vector<model::NodeId> nodes;  // parallel to pods
     int32_t priority = 0;              // its highest
-    double lost = 0;       // GPU-seconds lost by evicting it now
+    double lost = 0;                   // GPU-seconds lost by evicting it now
     int devices = 0;
     bool evictable = true;  // not leaving already, not protected
   };

@@ -1,0 +1,39 @@
+#include "kube/gang_intent.h"
+
+#include <gtest/gtest.h>
+
+namespace gpuplane::kube {
+namespace {
+
+TEST(GangIntentTest, ReadsTheShapeTheSchedulerWrites) {
+  std::optional<nlohmann::json> i = ReadIntent(
+      R"({"members":[{"pod":"p","uid":"u","node":"n","claims":[{"name":"c","allocation":)"
+      R"({"devices":{"results":[{"request":"gpu","driver":"d","pool":"n","device":"gpu-0"}]}}}]}]})");
+  ASSERT_TRUE(i.has_value());
+  EXPECT_EQ((*i)["members"][0]["claims"][0]["allocation"]["devices"]["results"][0]["device"],
+            "gpu-0");
+  EXPECT_TRUE(ReadIntent(R"({"members":[]})").has_value());
+}
+
+TEST(GangIntentTest, RefusesAnythingElse) {
+  for (
+      const char* text : {
+          "",
+          "not json",
+          "[]",
+          R"({"members":[7]})",
+          R"({"members":{"pod":"p"}})",
+          R"({"members":[{"pod":"p","uid":"u","claims":[]}]})",           // no node
+          R"({"members":[{"pod":"p","uid":"u","node":1,"claims":[]}]})",  // node a number
+          R"({"members":[{"pod":"p","uid":"u","node":"n"}]})",            // no claims
+          R"({"members":[{"pod":"p","uid":"u","node":"n","claims":[{"name":"c"}]}]})",
+          // a result without its device; results not a list
+          R"({"members":[{"pod":"p","uid":"u","node":"n","claims":[{"name":"c","allocation":{"devices":{"results":[{"request":"gpu","driver":"d","pool":"n"}]}}}]}]})",
+          R"({"members":[{"pod":"p","uid":"u","node":"n","claims":[{"name":"c","allocation":{"devices":{"results":"all"}}}]}]})",
+      }) {
+    EXPECT_FALSE(ReadIntent(text).has_value()) << text;
+  }
+}
+
+}  // namespace
+}  // namespace gpuplane::kube
