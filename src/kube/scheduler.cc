@@ -128,7 +128,7 @@ std::vector<DisruptionBudget> Budgets(const std::vector<json>& pdbs) {
   std::vector<DisruptionBudget> out;
   for (const json& b : pdbs) {
     DisruptionBudget budget;
-    budget.ns = b["metadata"].value("namespace", "");
+    budget.ns = b.value("metadata", json::object()).value("namespace", "");
     if (b.contains("spec") && b["spec"].is_object()) {
       budget.selector = b["spec"].value("selector", json());
     }
@@ -152,6 +152,7 @@ bool Selects(const json& selector, const std::map<std::string, std::string>& lab
     }
   }
   for (const json& e : selector.value("matchExpressions", json::array())) {
+    if (!e.is_object()) return false;
     std::string op = e.value("operator", "");
     auto it = labels.find(e.value("key", ""));
     bool has = it != labels.end();
@@ -180,7 +181,7 @@ bool Covers(const DisruptionBudget& b, const sched::PodInfo& p) {
 // The job a running pod (as the API serves it) belongs to: its PodGroup or Workload pod group
 // and replica, else the pod itself (as sched/preempt.cc groups victims).
 std::string JobOf(const json& pod) {
-  const json& meta = pod["metadata"];
+  const json meta = pod.value("metadata", json::object());
   std::string ns = meta.value("namespace", "");
   const json labels = meta.value("labels", json::object());
   if (labels.contains(sched::kPodGroupLabel) && labels[sched::kPodGroupLabel].is_string()) {
@@ -200,6 +201,7 @@ std::string JobOf(const json& pod) {
 bool MarkedBy(const json& pod, const std::string& scheduler) {
   const json& status = pod.value("status", json::object());
   for (const json& c : status.value("conditions", json::array())) {
+    if (!c.is_object()) continue;
     if (c.value("type", "") == "DisruptionTarget" && c.value("status", "") == "True" &&
         c.value("reason", "") == "PreemptionByScheduler" &&
         c.value("message", "").find(util::Cat("(", scheduler, ")")) != std::string::npos) {
@@ -564,7 +566,8 @@ void Scheduler::FinishPreemptions() {
   std::vector<json> pods = cache_->List("Pod");
   std::set<std::string> jobs;  // jobs with a victim this scheduler marked and that still runs
   auto running = [](const json& p) {
-    return !p["spec"].value("nodeName", "").empty() && !p["metadata"].contains("deletionTimestamp");
+    return !p.value("spec", json::object()).value("nodeName", "").empty() &&
+           !p.value("metadata", json::object()).contains("deletionTimestamp");
   };
   for (const json& p : pods) {
     if (running(p) && MarkedBy(p, options_.name)) jobs.insert(JobOf(p));
@@ -573,7 +576,7 @@ void Scheduler::FinishPreemptions() {
   std::vector<DisruptionBudget> budgets = Budgets(cache_->List("PodDisruptionBudget"));
   for (const json& p : pods) {
     if (!running(p) || !jobs.contains(JobOf(p))) continue;
-    const json& meta = p["metadata"];
+    const json meta = p.value("metadata", json::object());
     PodRef ref{meta.value("namespace", ""), meta.value("name", ""), meta.value("uid", "")};
     std::map<std::string, std::string> labels;
     for (const auto& [k, v] : meta.value("labels", json::object()).items()) {
