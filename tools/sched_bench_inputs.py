@@ -47,12 +47,14 @@ spec:
 """)
 
 
-def busy(nodes, out):
-    for i in range(nodes):
-        out.write(f"""---
+def allocated_claim(name, node, device, reserved_for=""):
+    """A one-GPU ResourceClaim allocated to `device` of h100 node `node` (reserved for a pod)."""
+    reserved = (f"\n  reservedFor: [{{resource: pods, name: {reserved_for}, uid: u-{reserved_for}}}]"
+                if reserved_for else "")
+    return f"""---
 apiVersion: resource.k8s.io/v1
 kind: ResourceClaim
-metadata: {{name: busy-{i}, namespace: bench}}
+metadata: {{name: {name}, namespace: bench}}
 spec:
   devices:
     requests:
@@ -60,10 +62,15 @@ spec:
 status:
   allocation:
     devices:
-      results: [{{request: gpu, driver: gpu.nvidia.com, pool: h100-{i}, device: gpu-0}}]
+      results: [{{request: gpu, driver: gpu.nvidia.com, pool: h100-{node}, device: {device}}}]
     nodeSelector:
-      nodeSelectorTerms: [{{matchFields: [{{key: metadata.name, operator: In, values: [h100-{i}]}}]}}]
-""")
+      nodeSelectorTerms: [{{matchFields: [{{key: metadata.name, operator: In, values: [h100-{node}]}}]}}]{reserved}
+"""
+
+
+def busy(nodes, out):
+    for i in range(nodes):
+        out.write(allocated_claim(f"busy-{i}", i, "gpu-0"))
 
 
 def eight(out):
@@ -120,22 +127,8 @@ def full(nodes, n, out):
     for i in range(nodes):
         for g in range(8):
             name = f"run-{i}-{g}"
+            out.write(allocated_claim(name, i, f"gpu-{g}", name))
             out.write(f"""---
-apiVersion: resource.k8s.io/v1
-kind: ResourceClaim
-metadata: {{name: {name}, namespace: bench}}
-spec:
-  devices:
-    requests:
-    - {{name: gpu, exactly: {{deviceClassName: gpu.nvidia.com}}}}
-status:
-  allocation:
-    devices:
-      results: [{{request: gpu, driver: gpu.nvidia.com, pool: h100-{i}, device: gpu-{g}}}]
-    nodeSelector:
-      nodeSelectorTerms: [{{matchFields: [{{key: metadata.name, operator: In, values: [h100-{i}]}}]}}]
-  reservedFor: [{{resource: pods, name: {name}, uid: u-{name}}}]
----
 apiVersion: v1
 kind: Pod
 metadata:
