@@ -109,14 +109,17 @@ spec:
 """)
 
 
-def pods(n, out):
-    out.write(TEMPLATE)
+def pods(n, out, priority=None, template=True):
+    """N pending one-GPU pods using the template (written first unless `template` is False)."""
+    if template:
+        out.write(TEMPLATE)
+    prio = f"\n  priority: {priority}" if priority is not None else ""
     for i in range(n):
         out.write(f"""---
 apiVersion: v1
 kind: Pod
 metadata: {{name: p{i}, namespace: bench}}
-spec:
+spec:{prio}
   resourceClaims: [{{name: gpu, resourceClaimTemplateName: one-gpu}}]
   containers: [{{name: c}}]
 """)
@@ -143,16 +146,7 @@ spec:
   containers: [{{name: c}}]
 status: {{startTime: "2026-12-01T10:00:00Z"}}
 """)
-    for i in range(n):
-        out.write(f"""---
-apiVersion: v1
-kind: Pod
-metadata: {{name: p{i}, namespace: bench}}
-spec:
-  priority: 10
-  resourceClaims: [{{name: gpu, resourceClaimTemplateName: one-gpu}}]
-  containers: [{{name: c}}]
-""")
+    pods(n, out, priority=10, template=False)
 
 
 def main(argv):
