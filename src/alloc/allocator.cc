@@ -4,8 +4,8 @@
 #include <cstdio>
 #include <optional>
 #include <span>
+#include <unordered_map>
 
-#include "cel/device_env.h"
 #include "util/strings.h"
 
 namespace gpuplane::alloc {
@@ -54,7 +54,7 @@ class Search {
   Search(const model::Inventory& inv, const model::AllocationState& state,
          const std::vector<const CompiledClaim*>& claims, model::NodeId node,
          const AllocatorOptions& options, const Scorer& scorer, const DeviceFilter* filter,
-         std::vector<std::string>* static_keys)
+         StaticKeys* static_keys, SelectorMemo& memo)
       : inv_(inv),
         state_(state),
         claims_(claims),
@@ -62,6 +62,7 @@ class Search {
         options_(options),
         filter_(filter),
         static_keys_(static_keys),
+        memo_(memo),
         scorer_(scorer) {
     for (size_t c = 0; c < claims.size(); ++c) {
       for (size_t r = 0; r < claims[c]->requests.size(); ++r) slots_.push_back({c, r});
@@ -140,19 +141,17 @@ class Search {
 
   Reject Classify(const Alternative& alt, DeviceId d) {
     const model::DeviceInfo& info = inv_.devices()[d];
-    cel::DeviceActivation act(info.cel_value);
     for (const Selector& s : alt.selectors) {
-      cel::Value v = s.program.Evaluate(act);
-      if (v.is_error() || v.kind() != cel::Kind::kBool) {
-        if (!fatal_) {
-          const model::PoolInfo& p = inv_.pools()[info.pool];
-          fatal_ = util::Cat("CEL runtime error in selector \"", s.expression, "\" on device ",
-                             p.driver, "/", p.name, "/", info.spec->name, ": ",
-                             v.is_error() ? v.str() : "the selector did not return a bool");
-        }
+      const SelectorMemo::Result r = memo_.Evaluate(s.program, d);
+      if (r == SelectorMemo::Result::kError && !fatal_) {
+        const model::PoolInfo& p = inv_.pools()[info.pool];
+        fatal_ =
+            util::Cat("CEL runtime error in selector \"", s.expression, "\" on device ", p.driver,
+                      "/", p.name, "/", info.spec->name, ": ", memo_.ErrorText(s.program, d));
+      }
+      if (r != SelectorMemo::Result::kMatch) {
         return s.from_class ? Reject::kClassSelector : Reject::kRequestSelector;
       }
-      if (!v.bool_value()) return s.from_class ? Reject::kClassSelector : Reject::kRequestSelector;
     }
     for (const api::Taint& t : info.spec->taints) {
       if (!Tolerates(alt.tolerations, t)) return Reject::kTainted;
@@ -466,7 +465,7 @@ class Search {
         member[std::lower_bound(devs.begin(), devs.end(), d) - devs.begin()] = 'y';
       }
     }
-    std::map<std::string, std::vector<size_t>> groups;
+    std::unordered_map<std::string, std::vector<size_t>> groups;
     for (size_t pos = 0; pos < devs.size(); ++pos) {
       DeviceId d = devs[pos];
       if (Shareable(d) || !inv_.devices()[d].consumes.empty()) continue;
@@ -478,7 +477,7 @@ class Search {
           key.push_back(it != known.end() ? it->second[pos] : StaticCode(req.alternatives[a], d));
         }
       }
-      key += StaticKey(d);
+      util::Append(key, "#", StaticId(d));
       for (size_t i = scorer_.attributes().size(); i < attrs.size(); ++i) {
         const api::DeviceAttribute* v = inv_.Attribute(d, attrs[i]);
         util::Append(key, "|", v == nullptr ? "-" : model::AttributeKey(*v));
@@ -494,13 +493,14 @@ class Search {
     }
   }
 
-  // What of a device symmetry compares that no claim changes: its capacity and the attributes
-  // the scorer reads. Kept by the Allocator across searches (computed once per device).
-  const std::string& StaticKey(DeviceId d) const {
-    std::vector<std::string>& keys = *static_keys_;
-    if (keys.empty()) keys.resize(inv_.devices().size());
-    if (!keys[d].empty()) return keys[d];
-    std::string key(1, '#');  // never empty once computed
+  // What of a device symmetry compares that no claim changes (its capacity and the attributes
+  // the scorer reads) as a small id: devices with equal ids are equal in all of it. Kept by
+  // the Allocator across searches (computed once per device).
+  int32_t StaticId(DeviceId d) const {
+    StaticKeys& keys = *static_keys_;
+    if (keys.ids.empty()) keys.ids.assign(inv_.devices().size(), -1);
+    if (keys.ids[d] >= 0) return keys.ids[d];
+    std::string key;
     for (const auto& [name, cap] : inv_.devices()[d].spec->capacity) {
       util::Append(key, "|", name, "=", cap.value.String());
     }
@@ -508,19 +508,20 @@ class Search {
       const api::DeviceAttribute* v = inv_.Attribute(d, attr);
       util::Append(key, "|", v == nullptr ? "-" : model::AttributeKey(*v));
     }
-    keys[d] = std::move(key);
-    return keys[d];
+    auto [it, added] =
+        keys.interned.emplace(std::move(key), static_cast<int32_t>(keys.interned.size()));
+    keys.ids[d] = it->second;
+    return it->second;
   }
 
   // How an alternative's static filters treat a device, without recording CEL errors (the
   // search reports those only when it actually needs the device): 'y', 'n' or 'e'.
   char StaticCode(const Alternative& alt, DeviceId d) const {
     const model::DeviceInfo& info = inv_.devices()[d];
-    cel::DeviceActivation act(info.cel_value);
     for (const Selector& s : alt.selectors) {
-      cel::Value v = s.program.Evaluate(act);
-      if (v.is_error() || v.kind() != cel::Kind::kBool) return 'e';
-      if (!v.bool_value()) return 'n';
+      const SelectorMemo::Result r = memo_.Evaluate(s.program, d);
+      if (r == SelectorMemo::Result::kError) return 'e';
+      if (r == SelectorMemo::Result::kNoMatch) return 'n';
     }
     for (const api::Taint& t : info.spec->taints) {
       if (!Tolerates(alt.tolerations, t)) return 'n';
@@ -704,7 +705,8 @@ class Search {
   model::NodeId node_;
   AllocatorOptions options_;
   const DeviceFilter* filter_;
-  std::vector<std::string>* static_keys_;
+  StaticKeys* static_keys_;
+  SelectorMemo& memo_;
   std::vector<Slot> slots_;
   std::map<std::pair<size_t, size_t>, std::vector<DeviceId>> candidates_;
   std::map<std::pair<size_t, size_t>, std::optional<std::vector<DeviceId>>> all_sets_;
@@ -733,7 +735,7 @@ class Search {
 }  // namespace
 
 Allocator::Allocator(const model::Inventory& inventory, AllocatorOptions options)
-    : inventory_(inventory), options_(options) {
+    : inventory_(inventory), options_(options), memo_(std::make_unique<SelectorMemo>(inventory)) {
   if (options_.scorer == nullptr) default_scorer_ = std::make_unique<DefaultScorer>(inventory);
 }
 
@@ -746,7 +748,7 @@ Outcome Allocator::Allocate(const std::vector<const CompiledClaim*>& claims, mod
   }
   return Search(inventory_, state, claims, node, options_,
                 options_.scorer != nullptr ? *options_.scorer : *default_scorer_, filter,
-                &static_keys_)
+                &static_keys_, *memo_)
       .Run();
 }
 

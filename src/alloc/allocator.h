@@ -12,10 +12,12 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "alloc/request.h"
 #include "alloc/scorer.h"
+#include "alloc/selector_memo.h"
 #include "api/resource_types.h"
 #include "model/allocation_state.h"
 #include "model/inventory.h"
@@ -54,6 +56,13 @@ class DeviceFilter {
   virtual std::string Describe() const = 0;
 };
 
+// What the allocator's symmetry compares of a device that no claim or state changes,
+// interned as an id per device (internal to the allocator; filled lazily by its searches).
+struct StaticKeys {
+  std::vector<int32_t> ids;  // per device, -1 until computed
+  std::unordered_map<std::string, int32_t> interned;
+};
+
 class Allocator {
  public:
   explicit Allocator(const model::Inventory& inventory, AllocatorOptions options = {});
@@ -73,7 +82,9 @@ class Allocator {
   AllocatorOptions options_;
   std::unique_ptr<DefaultScorer> default_scorer_;  // when options_.scorer is null
   // Per device, what symmetry compares that no claim or state changes (filled lazily).
-  mutable std::vector<std::string> static_keys_;
+  mutable StaticKeys static_keys_;
+  // Selector results per device (unique_ptr: the Allocator stays movable).
+  std::unique_ptr<SelectorMemo> memo_;
 };
 
 }  // namespace gpuplane::alloc

@@ -61,6 +61,9 @@ class Program {
                  int64_t* cost = nullptr) const;
 
   const std::string& source() const { return *source_; }
+  // Equal for copies of one compiled Program (they share the AST), different for Programs
+  // compiled separately even from the same text; stable while any copy lives.
+  const void* identity() const { return ast_.get(); }
 
  private:
   Program(std::shared_ptr<const Expr> ast, std::shared_ptr<const std::string> source)
