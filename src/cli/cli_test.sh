@@ -240,6 +240,19 @@ expect_output '"policy":"gpuplane","jobs":[0-9]+,.*"opportunistic_evictions_per_
   "daynight JSON summary" -- "$BIN" simulate --workload daynight:2 --cluster-gpus 64 -o json --policy gpuplane
 expect_output "^gpuplane +[0-9.]+ ± [0-9.]+ +[0-9.]+ ± [0-9.]+ +[+-][0-9.]+ " "daynight: the opportunistic table" -- \
   "$BIN" simulate --workload daynight:2 --cluster-gpus 64 --policy gpuplane
+# The multi-tenant HTML report: fairness over time, delay by class, lost work, per-tenant charts.
+expect_exit 0 "daynight report" -- "$BIN" simulate --workload daynight:2 --cluster-gpus 64 \
+  --policy kube,gpuplane --report "$tmp/tenants.html"
+expect_output "Hourly Jain index" "tenant report: fairness chart" -- cat "$tmp/tenants.html"
+expect_output "<h3>high</h3><table><tr><th>policy</th>.*<tr><td>gpuplane</td><td>[0-9]+</td>" \
+  "tenant report: delay by class, every policy" -- cat "$tmp/tenants.html"
+expect_output "Work lost per preemption" "tenant report: lost work" -- cat "$tmp/tenants.html"
+expect_output "<h3>gpuplane</h3><div><svg" "tenant report: per-tenant charts" -- \
+  cat "$tmp/tenants.html"
+expect_exit 1 "tenant report needs no network" -- grep -qE "https?://[^w]|<script" \
+  "$tmp/tenants.html"
+expect_output "cannot write report $tmp/none/t.html" "tenant report: unwritable path named" -- \
+  "$BIN" simulate --workload "philly:$P" --cluster-gpus 16 --policy kube --report "$tmp/none/t.html"
 expect_output 'the day/night workload takes a number of days from 1 to 3650, as daynight:7' \
   "daynight: bad days" -- "$BIN" simulate --workload daynight:0
 expect_output '--guarantee-window "soon" is not a positive duration' "daynight: bad window" -- \

@@ -409,6 +409,7 @@ int RunTenants(const SimulateOptions& opt) {
   args.high_fraction = opt.high_fraction;
   args.output = opt.output;
   args.parallel = Jobs(opt);
+  args.report = opt.report;
   return RunTenantReplays(args);
 }
 

@@ -20,6 +20,8 @@ std::string Fixed(double v, int digits) {
 // JSON numbers rounded to 4 decimals, so output is stable and compact.
 double Round4(double v) { return static_cast<double>(std::llround(v * 1e4)) / 1e4; }
 
+}  // namespace
+
 absl::Status WriteReport(const std::string& path, const std::string& html) {
   std::ofstream out(path, std::ios::binary);
   if (!out) {
@@ -30,8 +32,6 @@ absl::Status WriteReport(const std::string& path, const std::string& html) {
   if (!out) return absl::UnavailableError(util::Cat("writing report ", path, " failed"));
   return absl::OkStatus();
 }
-
-}  // namespace
 
 std::string FillTable(const FillReport& r) {
   std::string out = util::Cat("fill mode, trace ", r.trace, ", ", r.total_milli / 1000,

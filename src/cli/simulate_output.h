@@ -43,6 +43,9 @@ absl::Status WriteScenarioHtml(const std::string& description,
                                const std::vector<sim::ScenarioResult>& results,
                                const std::string& path);
 
+// Writes a report's HTML to `path` (Unavailable, naming the path, when it cannot).
+absl::Status WriteReport(const std::string& path, const std::string& html);
+
 // Percentile (0..100) of unsorted values, nearest rank; 0 for none.
 double Percentile(std::vector<double> values, double p);
 std::string FillJson(const FillReport& r);

@@ -3,12 +3,14 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstdarg>
 #include <cstdio>
 #include <map>
 #include <thread>
 
 #include "absl/time/time.h"
 #include "cli/exit_codes.h"
+#include "cli/tenant_report.h"
 #include "nlohmann/json.hpp"
 #include "sim/daynight.h"
 #include "sim/philly.h"
@@ -103,59 +105,71 @@ nlohmann::ordered_json ReasonsJson(const std::vector<std::string>& policies,
   return out;
 }
 
+// printf into a string (one line of a table; each under 1,024 characters).
+__attribute__((format(printf, 2, 3))) void Appendf(std::string& out, const char* format, ...) {
+  char buf[1024];
+  va_list args;
+  va_start(args, format);
+  std::vsnprintf(buf, sizeof buf, format, args);
+  va_end(args);
+  out += buf;
+}
+
 std::string Cell(Stat s, int precision) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.*f ± %.*f", precision, s.mean, precision, s.sd);
   return buf;
 }
 
-void PrintTable(const std::vector<std::string>& policies,
-                const std::vector<std::vector<sim::TenantSummary>>& runs) {
+std::string TableText(const std::vector<std::string>& policies,
+                      const std::vector<std::vector<sim::TenantSummary>>& runs) {
   using S = sim::TenantSummary;
-  std::printf("%-9s %9s %18s %18s %16s %16s %12s %12s %14s %16s %8s %8s %16s\n", "policy",
-              "finished", "JCT mean h", "JCT p99 h", "wait p95 hi h", "wait p95 lo h", "alloc|wait",
-              "Jain min/h", "preemptions", "lost GPU-h", "partial", "cycles", "incomplete GPU-h");
+  std::string out;
+  Appendf(out, "%-9s %9s %18s %18s %16s %16s %12s %12s %14s %16s %8s %8s %16s\n", "policy",
+          "finished", "JCT mean h", "JCT p99 h", "wait p95 hi h", "wait p95 lo h", "alloc|wait",
+          "Jain min/h", "preemptions", "lost GPU-h", "partial", "cycles", "incomplete GPU-h");
   for (size_t i = 0; i < policies.size(); ++i) {
     const std::vector<S>& r = runs[i];
     auto hours = [](Stat s) { return Stat{s.mean / 3600, s.sd / 3600}; };
-    std::printf("%-9s %9.0f %18s %18s %16s %16s %12s %12s %14s %16s %8.0f %8.0f %16s\n",
-                policies[i].c_str(), Over(r, &S::finished).mean,
-                Cell(hours(Over(r, &S::jct_mean_s)), 2).c_str(),
-                Cell(hours(Over(r, &S::jct_p99_s)), 1).c_str(),
-                Cell(hours(Over(r, &S::queue_delay_p95_high_s)), 2).c_str(),
-                Cell(hours(Over(r, &S::queue_delay_p95_low_s)), 2).c_str(),
-                Cell(Over(r, &S::alloc_while_queued), 3).c_str(),
-                Cell(Over(r, &S::jain_min_hourly), 3).c_str(),
-                Cell(Over(r, &S::preemptions), 0).c_str(),
-                Cell(Over(r, &S::lost_gpu_hours), 0).c_str(),
-                Over(r, &S::partial_gang_evictions).mean, Over(r, &S::fair_share_cycles).mean,
-                Cell(hours(Over(r, &S::incomplete_gang_gpu_seconds)), 0).c_str());
+    Appendf(out, "%-9s %9.0f %18s %18s %16s %16s %12s %12s %14s %16s %8.0f %8.0f %16s\n",
+            policies[i].c_str(), Over(r, &S::finished).mean,
+            Cell(hours(Over(r, &S::jct_mean_s)), 2).c_str(),
+            Cell(hours(Over(r, &S::jct_p99_s)), 1).c_str(),
+            Cell(hours(Over(r, &S::queue_delay_p95_high_s)), 2).c_str(),
+            Cell(hours(Over(r, &S::queue_delay_p95_low_s)), 2).c_str(),
+            Cell(Over(r, &S::alloc_while_queued), 3).c_str(),
+            Cell(Over(r, &S::jain_min_hourly), 3).c_str(),
+            Cell(Over(r, &S::preemptions), 0).c_str(), Cell(Over(r, &S::lost_gpu_hours), 0).c_str(),
+            Over(r, &S::partial_gang_evictions).mean, Over(r, &S::fair_share_cycles).mean,
+            Cell(hours(Over(r, &S::incomplete_gang_gpu_seconds)), 0).c_str());
   }
+  return out;
 }
 
 // The opportunistic figures beside the same runs without opportunistic work.
-void PrintOpportunistic(const std::vector<std::string>& policies,
-                        const std::vector<std::vector<sim::TenantSummary>>& with,
-                        const std::vector<std::vector<sim::TenantSummary>>& without) {
+std::string OpportunisticText(const std::vector<std::string>& policies,
+                              const std::vector<std::vector<sim::TenantSummary>>& with,
+                              const std::vector<std::vector<sim::TenantSummary>>& without) {
   using S = sim::TenantSummary;
-  std::printf("\nopportunistic work (against the same runs without it)\n");
-  std::printf("%-9s %16s %16s %8s %16s %16s %16s %16s %18s %18s\n", "policy", "night alloc",
-              "without", "points", "day alloc", "without", "evictions/window", "jobs evicted",
-              "wait p95 hi h", "without");
+  std::string out = "\nopportunistic work (against the same runs without it)\n";
+  Appendf(out, "%-9s %16s %16s %8s %16s %16s %16s %16s %18s %18s\n", "policy", "night alloc",
+          "without", "points", "day alloc", "without", "evictions/window", "jobs evicted",
+          "wait p95 hi h", "without");
   for (size_t i = 0; i < policies.size(); ++i) {
     const double points =
         100 * (Over(with[i], &S::night_alloc).mean - Over(without[i], &S::night_alloc).mean);
     auto hours = [](Stat s) { return Stat{s.mean / 3600, s.sd / 3600}; };
-    std::printf("%-9s %16s %16s %+8.1f %16s %16s %16s %16s %18s %18s\n", policies[i].c_str(),
-                Cell(Over(with[i], &S::night_alloc), 3).c_str(),
-                Cell(Over(without[i], &S::night_alloc), 3).c_str(), points,
-                Cell(Over(with[i], &S::day_alloc), 3).c_str(),
-                Cell(Over(without[i], &S::day_alloc), 3).c_str(),
-                Cell(Over(with[i], &S::opportunistic_evictions_per_window), 3).c_str(),
-                Cell(Over(with[i], &S::opportunistic_jobs_evicted_in_window), 3).c_str(),
-                Cell(hours(Over(with[i], &S::queue_delay_p95_high_s)), 3).c_str(),
-                Cell(hours(Over(without[i], &S::queue_delay_p95_high_s)), 3).c_str());
+    Appendf(out, "%-9s %16s %16s %+8.1f %16s %16s %16s %16s %18s %18s\n", policies[i].c_str(),
+            Cell(Over(with[i], &S::night_alloc), 3).c_str(),
+            Cell(Over(without[i], &S::night_alloc), 3).c_str(), points,
+            Cell(Over(with[i], &S::day_alloc), 3).c_str(),
+            Cell(Over(without[i], &S::day_alloc), 3).c_str(),
+            Cell(Over(with[i], &S::opportunistic_evictions_per_window), 3).c_str(),
+            Cell(Over(with[i], &S::opportunistic_jobs_evicted_in_window), 3).c_str(),
+            Cell(hours(Over(with[i], &S::queue_delay_p95_high_s)), 3).c_str(),
+            Cell(hours(Over(without[i], &S::queue_delay_p95_high_s)), 3).c_str());
   }
+  return out;
 }
 
 // A positive duration flag ("30m", "1h") in seconds.
@@ -204,6 +218,44 @@ absl::StatusOr<Workloads> MakeWorkloads(const TenantReplayArgs& args) {
   return out;
 }
 
+struct Runs {
+  std::vector<std::vector<sim::TenantSummary>> with, without;  // per policy, per seed
+};
+
+// Every policy and seed (and the runs without opportunistic work, when the workload has them)
+// on args.parallel threads; reasons are sampled in the runs with it only.
+Runs RunAll(const Workloads& w, const std::vector<sim::TenantPolicy>& configs,
+            const sim::TenantRunOptions& options, const TenantReplayArgs& args) {
+  sim::TenantRunOptions baseline_options = options;
+  baseline_options.reason_samples = 0;
+  // Run i: policy i / (seeds x variants), then seed, then with (0) or without (1).
+  const size_t variants = w.without.empty() ? 1 : 2;
+  const size_t per_policy = args.seeds.size() * variants;
+  const size_t n = configs.size() * per_policy;
+  std::vector<sim::TenantSummary> results(n);
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    for (size_t i = next++; i < n; i = next++) {
+      const size_t seed = i % per_policy / variants;
+      const bool with = i % variants == 0;
+      results[i] =
+          sim::RunTenantReplay(with ? w.with[seed] : w.without[seed], configs[i / per_policy],
+                               with ? options : baseline_options, args.seeds[seed]);
+    }
+  };
+  std::vector<std::thread> pool;
+  for (int t = 1; t < std::min<int>(args.parallel, static_cast<int>(n)); ++t)
+    pool.emplace_back(worker);
+  worker();
+  for (std::thread& t : pool) t.join();
+  Runs out{std::vector<std::vector<sim::TenantSummary>>(configs.size()),
+           std::vector<std::vector<sim::TenantSummary>>(configs.size())};
+  for (size_t i = 0; i < n; ++i) {
+    (i % variants == 0 ? out.with : out.without)[i / per_policy].push_back(std::move(results[i]));
+  }
+  return out;
+}
+
 }  // namespace
 
 int RunTenantReplays(const TenantReplayArgs& args) {
@@ -232,34 +284,24 @@ int RunTenantReplays(const TenantReplayArgs& args) {
   options.restore_seconds = args.restore_seconds;
   options.guarantee_window = *window;
   options.reason_samples = 200;
-  sim::TenantRunOptions baseline_options = options;
-  baseline_options.reason_samples = 0;
-  // Run i: policy i / (seeds x variants), then seed, then with (0) or without (1).
+  const Runs runs = RunAll(*w, configs, options, args);
+  const std::vector<std::vector<sim::TenantSummary>>& by_policy = runs.with;
+  const std::vector<std::vector<sim::TenantSummary>>& without = runs.without;
   const size_t variants = w->without.empty() ? 1 : 2;
-  const size_t per_policy = args.seeds.size() * variants;
-  const size_t n = configs.size() * per_policy;
-  std::vector<sim::TenantSummary> results(n);
-  std::atomic<size_t> next{0};
-  auto worker = [&] {
-    for (size_t i = next++; i < n; i = next++) {
-      const size_t seed = i % per_policy / variants;
-      const bool with = i % variants == 0;
-      results[i] =
-          sim::RunTenantReplay(with ? w->with[seed] : w->without[seed], configs[i / per_policy],
-                               with ? options : baseline_options, args.seeds[seed]);
-    }
-  };
-  std::vector<std::thread> pool;
-  for (int t = 1; t < std::min<int>(args.parallel, static_cast<int>(n)); ++t)
-    pool.emplace_back(worker);
-  worker();
-  for (std::thread& t : pool) t.join();
-  std::vector<std::vector<sim::TenantSummary>> by_policy(configs.size()), without(configs.size());
-  for (size_t i = 0; i < n; ++i) {
-    (i % variants == 0 ? by_policy : without)[i / per_policy].push_back(results[i]);
-  }
   const std::string& note = w->with.front().guarantee_note;
   std::fprintf(stderr, "%s\n", note.c_str());
+  std::string title;
+  Appendf(title, "%s on %d GPUs, checkpoint every %s, restore %.0f s, %zu seeds", w->title.c_str(),
+          args.cluster_gpus, args.checkpoint_interval.c_str(), args.restore_seconds,
+          args.seeds.size());
+  std::string tables = TableText(policies, by_policy);
+  if (variants == 2) tables += OpportunisticText(policies, by_policy, without);
+  if (!args.report.empty()) {
+    absl::Status s = WriteTenantHtml(
+        TenantReport{title, note, tables, w->with.front().tenants, policies, by_policy},
+        args.report);
+    if (!s.ok()) return Fail("simulate", s);
+  }
   if (args.output == "json") {
     nlohmann::ordered_json summary = nlohmann::ordered_json::array();
     for (size_t i = 0; i < configs.size(); ++i)
@@ -275,11 +317,7 @@ int RunTenantReplays(const TenantReplayArgs& args) {
                                   {"pending_reasons", ReasonsJson(policies, by_policy)}};
     std::printf("%s\n", out.dump().c_str());
   } else {
-    std::printf("%s on %d GPUs, checkpoint every %s, restore %.0f s, %zu seeds\n%s\n",
-                w->title.c_str(), args.cluster_gpus, args.checkpoint_interval.c_str(),
-                args.restore_seconds, args.seeds.size(), note.c_str());
-    PrintTable(policies, by_policy);
-    if (variants == 2) PrintOpportunistic(policies, by_policy, without);
+    std::printf("%s\n%s\n%s", title.c_str(), note.c_str(), tables.c_str());
   }
   return kExitOk;
 }

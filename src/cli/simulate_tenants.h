@@ -3,7 +3,7 @@
 // workload (sim/daynight.h; also replayed without its opportunistic work, the baseline the
 // opportunistic figures are read against) under the anchor-like policies and gpuplane's, runs
 // in parallel, a table of means and standard deviations over seeds or JSON with a `summary`
-// list. The arguments are
+// list, and the HTML report when asked for. The arguments are
 // plain values copied by the caller; RunTenantReplays reads the trace, runs the replays on
 // threads it starts and joins (each on its own copy of the state), and writes stdout; call it
 // from one thread.
@@ -28,6 +28,7 @@ struct TenantReplayArgs {
   double high_fraction = 0.2;
   std::string output = "text";
   int parallel = 1;
+  std::string report;  // also write the HTML report here (tenant_report.h)
 };
 
 // Exit status: 0, or 2 with a message on stderr for bad arguments or an unreadable trace.

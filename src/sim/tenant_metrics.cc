@@ -52,21 +52,39 @@ double TenantMetrics::AllocWhileQueued() const {
   return waiting_time_ > 0 ? alloc_while_waiting_ / waiting_time_ : 0;
 }
 
+std::vector<TenantHour> TenantMetrics::Hourly() const {
+  std::vector<TenantHour> out(hours_.size());
+  for (size_t h = 0; h < hours_.size(); ++h) {
+    const Hour& hour = hours_[h];
+    if (hour.allocated.empty()) continue;
+    TenantHour& o = out[h];
+    for (int t = 0; t < tenants_; ++t) {
+      o.allocated.push_back(hour.allocated[t] / 3600);
+      o.fair.push_back(hour.fair[t] / 3600);
+      o.waited.push_back(hour.waited[t] > 0);
+    }
+  }
+  return out;
+}
+
+std::optional<double> HourJain(const TenantHour& hour) {
+  double sum = 0, squares = 0;
+  int n = 0;
+  for (size_t t = 0; t < hour.allocated.size(); ++t) {
+    if (!hour.waited[t] || hour.fair[t] <= 0) continue;
+    const double x = hour.allocated[t] / hour.fair[t];
+    sum += x;
+    squares += x * x;
+    ++n;
+  }
+  if (n < 2 || squares <= 0) return std::nullopt;
+  return sum * sum / (n * squares);
+}
+
 double TenantMetrics::JainMinHourly() const {
   double worst = 1;
-  for (const Hour& hour : hours_) {
-    if (hour.allocated.empty()) continue;
-    double sum = 0, squares = 0;
-    int n = 0;
-    for (int t = 0; t < tenants_; ++t) {
-      if (hour.waited[t] <= 0 || hour.fair[t] <= 0) continue;
-      const double x = hour.allocated[t] / hour.fair[t];
-      sum += x;
-      squares += x * x;
-      ++n;
-    }
-    if (n < 2 || squares <= 0) continue;
-    worst = std::min(worst, sum * sum / (n * squares));
+  for (const TenantHour& hour : Hourly()) {
+    if (std::optional<double> j = HourJain(hour)) worst = std::min(worst, *j);
   }
   return worst;
 }

@@ -5,6 +5,7 @@
 #ifndef GPUPLANE_SIM_TENANT_METRICS_H_
 #define GPUPLANE_SIM_TENANT_METRICS_H_
 
+#include <optional>
 #include <vector>
 
 namespace gpuplane::sim {
@@ -19,6 +20,17 @@ struct TenantSnapshot {
   std::vector<bool> tenant_waiting;      // the tenant has pending work
 };
 
+// One hour of the replay per tenant: mean GPUs allocated and mean fair share over the hour,
+// and whether the tenant had work waiting at some point in it.
+struct TenantHour {
+  std::vector<double> allocated, fair;
+  std::vector<bool> waited;
+};
+
+// Jain's index of allocation / fair share over the tenants that waited in `hour` and had a
+// fair share; nullopt with fewer than two such tenants.
+std::optional<double> HourJain(const TenantHour& hour);
+
 class TenantMetrics {
  public:
   // Night and day allocation count time before `horizon` seconds only.
@@ -31,6 +43,9 @@ class TenantMetrics {
   // The lowest hourly Jain index of allocation / fair share over tenants that waited in that
   // hour (hours with fewer than two such tenants are left out); 1 when no hour qualifies.
   double JainMinHourly() const;
+  // Every hour from the first to the last one the replay reached (hours with no time in them
+  // have empty vectors).
+  std::vector<TenantHour> Hourly() const;
   double IncompleteGangGpuSeconds() const { return incomplete_; }
   // Mean allocated fraction at night (22:00-06:00 of the replay's clock, 0 at midnight) and
   // by day, before the horizon; 0 when no such time passed.

@@ -336,7 +336,9 @@ void Engine::Evict(int id, double t) {
     evicted_in_window_[id] = true;
   }
   const double saved = sched::LastCheckpoint(t, j.run_start, checkpointing_) - j.run_start;
-  out_.lost_gpu_hours += LostNow(id, t) / 3600;
+  const double lost = LostNow(id, t);
+  out_.lost_gpu_hours += lost / 3600;
+  out_.lost_gpu_seconds.push_back(lost);
   out_.preemptions += 1;
   out_.evictions.push_back(id);
   j.remaining = j.remaining - saved + o_.restore_seconds;
@@ -874,6 +876,9 @@ TenantSummary Engine::Run() {
   out_.jct_p99_s = Percentile(jct_, 99);
   out_.queue_delay_p95_high_s = Percentile(delay_high_, 95);
   out_.queue_delay_p95_low_s = Percentile(delay_low_, 95);
+  out_.queue_delays_high_s = delay_high_;
+  out_.queue_delays_low_s = delay_low_;
+  out_.hourly = metrics_.Hourly();
   out_.alloc_while_queued = metrics_.AllocWhileQueued();
   out_.jain_min_hourly = metrics_.JainMinHourly();
   out_.incomplete_gang_gpu_seconds = metrics_.IncompleteGangGpuSeconds();

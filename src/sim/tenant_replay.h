@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/tenant_metrics.h"
 #include "sim/tenant_policy.h"
 #include "sim/tenant_workload.h"
 
@@ -92,6 +93,11 @@ struct TenantSummary {
   double end_s = 0;                    // when the last job finished
   std::vector<PendingSample> samples;  // TenantRunOptions::reason_samples
   std::vector<int> evictions;          // jobs evicted, in order
+  // For reports: each eviction's lost GPU-seconds (parallel to evictions), every started
+  // job's queueing delay (submission to first start) by class, and the per-tenant hours.
+  std::vector<double> lost_gpu_seconds;
+  std::vector<double> queue_delays_high_s, queue_delays_low_s;
+  std::vector<TenantHour> hourly;
 };
 
 std::string KindName(PendingReason::Kind kind);
