@@ -52,6 +52,7 @@ absl::StatusOr<TenantPolicy> TenantPolicyNamed(const std::string& name) {
     p.reclaim_after_checkpoint = 300;
     p.reclaim_delay = 900;
     p.window_protection = true;
+    p.fair_share_holds = true;
     p.opportunistic_headroom = true;
   } else {
     std::string known;

@@ -58,6 +58,12 @@ struct TenantPolicy {
   // it goes beside those young runs, and a reclaim takes a run within its window only after
   // waiting one checkpoint interval.
   bool opportunistic_headroom = false;
+  // Once a job that fits within its tenant's fair share cannot start in a cycle, the nodes
+  // with the most free GPUs (one per pod it still needs) are reserved for it for the rest of
+  // the cycle: preemptible jobs that would take their tenant beyond its share start only on
+  // other nodes. GPUs that free up there gather for the tenant below its share instead of
+  // going, a few at a time, to tenants above theirs (which starves large gangs).
+  bool fair_share_holds = false;
 };
 
 // kube, kai, volcano, kueue, yunikorn, gpuplane.

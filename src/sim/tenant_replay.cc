@@ -145,6 +145,14 @@ class Engine {
   // The victim's tenant reclaimed from the preemptor's within the policy's cooldown.
   bool CoolingDown(int preemptor_tenant, int victim_tenant, double t) const;
   double Floor(int tenant) const;
+  // TenantPolicy::fair_share_holds: a preemptible job that would take its tenant beyond its
+  // fair share starts only off the nodes reserved in this cycle (TryPlaceUnreserved) for jobs
+  // within their tenants' shares that could not start (Reserve: the nodes with the most free
+  // GPUs, one per pod left to place).
+  bool HeldForFairShare(int id) const;
+  void Reserve(int id);
+  bool TryPlaceUnreserved(int id, double t);
+  int MaxUnreservedFree() const;
   void ComputeFair();
   TenantSnapshot Snapshot() const;
   PendingReason Explain(int id, double t) const;
@@ -169,6 +177,7 @@ class Engine {
   const TenantRunOptions& o_;
   const double cluster_gpus_;
   std::vector<int> free_;
+  std::vector<size_t> reserved_;  // nodes, this cycle (TenantPolicy::fair_share_holds)
   std::vector<JobState> jobs_;
   std::set<Key> pending_;
   std::vector<std::set<Key>> tenant_pending_;
@@ -361,6 +370,43 @@ void Engine::ExpireHolds(double t) {
   }
 }
 
+bool Engine::HeldForFairShare(int id) const {
+  const int tenant = Spec(id).tenant;
+  return p_.fair_share_holds && !Spec(id).high &&
+         alloc_[tenant] + Spec(id).gpus > fair_[tenant] + 1e-9;
+}
+
+void Engine::Reserve(int id) {
+  const JobState& j = jobs_[id];
+  for (size_t i = j.placement.size(); i < j.pods.size(); ++i) {
+    int best = -1;
+    for (size_t n = 0; n < free_.size(); ++n) {
+      const bool taken = std::find(reserved_.begin(), reserved_.end(), n) != reserved_.end();
+      if (!taken && (best < 0 || free_[n] > free_[best])) best = static_cast<int>(n);
+    }
+    if (best < 0) return;
+    reserved_.push_back(best);
+  }
+}
+
+int Engine::MaxUnreservedFree() const {
+  int most = 0;
+  for (size_t n = 0; n < free_.size(); ++n) {
+    if (std::find(reserved_.begin(), reserved_.end(), n) == reserved_.end()) {
+      most = std::max(most, free_[n]);
+    }
+  }
+  return most;
+}
+
+bool Engine::TryPlaceUnreserved(int id, double t) {
+  std::vector<int> hidden(reserved_.size());
+  for (size_t i = 0; i < reserved_.size(); ++i) std::swap(hidden[i], free_[reserved_[i]]);
+  const bool started = TryPlace(id, t);
+  for (size_t i = 0; i < reserved_.size(); ++i) free_[reserved_[i]] += hidden[i];
+  return started;
+}
+
 double Engine::Floor(int tenant) const {
   return p_.quotas == Quotas::kFairShare ? fair_[tenant] : w_.guarantee_gpus[tenant];
 }
@@ -488,6 +534,9 @@ void Engine::Cycle(double t) {
   ComputeFair();
   RecordDemand(t);
   bool preempted = false, attempted = false;
+  reserved_.clear();
+  bool reserving = false;  // the first job within its share that cannot start has nodes
+  int max_unreserved = 0;  // the most free GPUs on a node not reserved
   int max_free = *std::max_element(free_.begin(), free_.end());
   for (int id : Order()) {
     const JobState& j = jobs_[id];
@@ -503,10 +552,19 @@ void Engine::Cycle(double t) {
     }
     // The pod that must fit first: the largest left for a whole gang, the smallest otherwise.
     const int first = p_.atomic_gangs ? j.pods[j.placement.size()] : j.pods.back();
-    if (first <= max_free) {
-      const bool started = TryPlace(id, t);
+    const bool held = reserving && HeldForFairShare(id);
+    if (first <= (held ? max_unreserved : max_free)) {
+      const bool started = held ? TryPlaceUnreserved(id, t) : TryPlace(id, t);
       max_free = *std::max_element(free_.begin(), free_.end());
+      if (reserving) max_unreserved = MaxUnreservedFree();
       if (started) continue;
+    }
+    const int tenant = Spec(id).tenant;
+    if (p_.fair_share_holds && !reserving && !Opportunistic(id) &&
+        alloc_[tenant] + Spec(id).gpus <= fair_[tenant] + 1e-9) {
+      Reserve(id);
+      reserving = true;
+      max_unreserved = MaxUnreservedFree();
     }
     // A job held back by the policy's preemption delay looks again when the delay is over.
     const double delay_over = j.pending_since + PreemptionDelay(id);
@@ -518,6 +576,7 @@ void Engine::Cycle(double t) {
       jobs_[id].last_preempt_try = t;
       preempted = TryPreempt(id, t);
       max_free = *std::max_element(free_.begin(), free_.end());
+      if (reserving) max_unreserved = MaxUnreservedFree();
       attempted = true;
     }
   }

@@ -4,7 +4,9 @@
 // preempted: a preempted job restarts from its last checkpoint (every checkpoint interval of
 // its run) and its remaining run grows by the lost work and the restore time. Each event
 // instant runs one scheduling cycle: fair shares recomputed (sched/fair_share.h), pending jobs
-// in the policy's order placed where they fit, best fit; a waiting job entitled to preempt
+// in the policy's order placed where they fit, best fit (under gpuplane, nodes held for the
+// first job within its tenant's share that cannot start: TenantPolicy::fair_share_holds); a
+// waiting job entitled to preempt
 // (a non-preemptible job over preemptible ones of its tenant, or a tenant below its share)
 // chooses victims by the policy's rule under the shared rules of sched/victims.h.
 // Opportunistic work (a tenant with no guarantee and no weight) runs on idle GPUs, last in
