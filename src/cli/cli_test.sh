@@ -233,6 +233,10 @@ expect_output "warning: 1 jobs need more than the cluster's 8 GPUs; they never s
 expect_exit 2 "philly: cluster of whole 8-GPU nodes" -- "$BIN" simulate --workload "philly:$P" --cluster-gpus 12
 expect_exit 2 "philly: checkpoint interval is a duration" -- "$BIN" simulate --workload "philly:$P" \
   --checkpoint-interval 30min
+expect_output '"min_runtime_s":600' "philly: --min-runtime in the JSON" -- \
+  "$BIN" simulate --workload "philly:$P" --cluster-gpus 16 --policy kai --min-runtime 10m -o json
+expect_output '--min-runtime "-5m" is not a duration such as 30m or 1h' "philly: bad min-runtime" -- \
+  "$BIN" simulate --workload "philly:$P" --min-runtime=-5m
 expect_output 'unknown multi-tenant policy "slurm"; known: kube, kai' "philly: unknown policy" -- \
   "$BIN" simulate --workload "philly:$P" --policy slurm
 # The day/night workload with opportunistic work, beside the same runs without it.

@@ -59,6 +59,7 @@ struct SimulateOptions {
   double restore_seconds = 60;
   double high_fraction = 0.2;
   std::string guarantee_window = "1h";
+  std::string min_runtime = "0s";
 };
 
 absl::StatusOr<std::vector<uint64_t>> ParseSeeds(const std::string& text) {
@@ -401,6 +402,7 @@ int RunTenants(const SimulateOptions& opt) {
     }
   }
   args.guarantee_window = opt.guarantee_window;
+  args.min_runtime = opt.min_runtime;
   args.policies = opt.policies;
   args.seeds = *seeds;
   args.cluster_gpus = opt.cluster_gpus;
@@ -506,6 +508,10 @@ Command AddSimulateCommand(CLI::App& app) {
       ->check(CLI::Range(0.0, 1e7));
   cmd->add_option("--guarantee-window", opt->guarantee_window,
                   "Multi-tenant replay: how long a started opportunistic job is protected (1h)")
+      ->capture_default_str();
+  cmd->add_option("--min-runtime", opt->min_runtime,
+                  "Multi-tenant replay: how long a started job is never a victim, under policies "
+                  "with min-runtime (kai, gpuplane); 0s: none")
       ->capture_default_str();
   cmd->add_option("--high-fraction", opt->high_fraction,
                   "Multi-tenant replay: fraction of jobs drawn non-preemptible")

@@ -172,12 +172,14 @@ std::string OpportunisticText(const std::vector<std::string>& policies,
   return out;
 }
 
-// A positive duration flag ("30m", "1h") in seconds.
-absl::StatusOr<double> Seconds(const char* flag, const std::string& text) {
+// A duration flag ("30m", "1h") in seconds: positive, or with `zero_ok` also 0.
+absl::StatusOr<double> Seconds(const char* flag, const std::string& text, bool zero_ok = false) {
   absl::Duration d;
-  if (!absl::ParseDuration(text, &d) || d <= absl::ZeroDuration()) {
-    return absl::InvalidArgumentError(
-        util::Cat(flag, " \"", text, "\" is not a positive duration such as 30m or 1h"));
+  if (!absl::ParseDuration(text, &d) || d < absl::ZeroDuration() ||
+      (d == absl::ZeroDuration() && !zero_ok)) {
+    return absl::InvalidArgumentError(util::Cat(flag, " \"", text, "\" is not a ",
+                                                zero_ok ? "" : "positive ",
+                                                "duration such as 30m or 1h"));
   }
   return absl::ToDoubleSeconds(d);
 }
@@ -263,6 +265,8 @@ int RunTenantReplays(const TenantReplayArgs& args) {
   if (!interval.ok()) return Fail("simulate", interval.status());
   absl::StatusOr<double> window = Seconds("--guarantee-window", args.guarantee_window);
   if (!window.ok()) return Fail("simulate", window.status());
+  absl::StatusOr<double> min_runtime = Seconds("--min-runtime", args.min_runtime, true);
+  if (!min_runtime.ok()) return Fail("simulate", min_runtime.status());
   if (args.cluster_gpus < sim::kPodGpus || args.cluster_gpus % sim::kPodGpus != 0) {
     return Fail("simulate", absl::InvalidArgumentError(util::Cat(
                                 "--cluster-gpus ", args.cluster_gpus,
@@ -283,6 +287,7 @@ int RunTenantReplays(const TenantReplayArgs& args) {
   options.checkpoint_interval = *interval;
   options.restore_seconds = args.restore_seconds;
   options.guarantee_window = *window;
+  options.min_runtime = *min_runtime;
   options.reason_samples = 200;
   const Runs runs = RunAll(*w, configs, options, args);
   const std::vector<std::vector<sim::TenantSummary>>& by_policy = runs.with;
@@ -311,6 +316,7 @@ int RunTenantReplays(const TenantReplayArgs& args) {
                                   {"checkpoint_interval_s", options.checkpoint_interval},
                                   {"restore_seconds", options.restore_seconds},
                                   {"guarantee_window_s", options.guarantee_window},
+                                  {"min_runtime_s", options.min_runtime},
                                   {"seeds", args.seeds},
                                   {"note", note},
                                   {"summary", summary},

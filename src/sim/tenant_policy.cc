@@ -21,10 +21,12 @@ absl::StatusOr<TenantPolicy> TenantPolicyNamed(const std::string& name) {
     p.victims = VictimRule::kPodsLowestPriority;
   } else if (name == "kai") {
     // Deserved quota and over-quota weights; reclaim by saturation; whole-job victims in
-    // reverse job order; priority >= 100 is non-preemptible and stays within quota.
+    // reverse job order; priority >= 100 is non-preemptible and stays within quota;
+    // preemptMinRuntime / reclaimMinRuntime per queue (one value for both here).
     p.quotas = Quotas::kFairShare;
     p.victims = VictimRule::kJobsReverseOrder;
     p.high_within_guarantee = true;
+    p.min_runtime = true;
   } else if (name == "volcano") {
     // proportion plugin; gang plugin places gangs whole; victims chosen task by task.
     p.quotas = Quotas::kFairShare;
@@ -53,6 +55,7 @@ absl::StatusOr<TenantPolicy> TenantPolicyNamed(const std::string& name) {
     p.reclaim_delay = 900;
     p.window_protection = true;
     p.fair_share_holds = true;
+    p.min_runtime = true;
     p.opportunistic_headroom = true;
   } else {
     std::string known;

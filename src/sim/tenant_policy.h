@@ -64,6 +64,9 @@ struct TenantPolicy {
   // other nodes. GPUs that free up there gather for the tenant below its share instead of
   // going, a few at a time, to tenants above theirs (which starves large gangs).
   bool fair_share_holds = false;
+  // Running jobs within their min-runtime (TenantJob::min_runtime, per tenant, or
+  // TenantRunOptions::min_runtime) are never victims, of preemption or reclaim.
+  bool min_runtime = false;
 };
 
 // kube, kai, volcano, kueue, yunikorn, gpuplane.

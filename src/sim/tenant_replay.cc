@@ -150,6 +150,10 @@ class Engine {
   // within their tenants' shares that could not start (Reserve: the nodes with the most free
   // GPUs, one per pod left to place).
   bool HeldForFairShare(int id) const;
+  // TenantPolicy::min_runtime: the job's own, its tenant's or the run's; whether a running
+  // job is still within it (never a victim).
+  double MinRuntime(int id) const;
+  bool WithinMinRuntime(int id, double t) const;
   void Reserve(int id);
   bool TryPlaceUnreserved(int id, double t);
   int MaxUnreservedFree() const;
@@ -368,6 +372,18 @@ void Engine::ExpireHolds(double t) {
     Release(id);
     j.hold_since = -1;
   }
+}
+
+double Engine::MinRuntime(int id) const {
+  const TenantJob& s = Spec(id);
+  if (s.min_runtime >= 0) return s.min_runtime;
+  const auto t = static_cast<size_t>(s.tenant);
+  if (t < w_.min_runtime.size() && w_.min_runtime[t] >= 0) return w_.min_runtime[t];
+  return o_.min_runtime;
+}
+
+bool Engine::WithinMinRuntime(int id, double t) const {
+  return p_.min_runtime && jobs_[id].running && t - jobs_[id].run_start < MinRuntime(id);
 }
 
 bool Engine::HeldForFairShare(int id) const {
@@ -691,7 +707,7 @@ bool Engine::TryPreempt(int id, double t) {
       owner_[count++] = r;
       u.queue = pre.queue < 0 ? -1 : Spec(r).tenant;
       u.priority = Spec(r).high ? 1 : 0;
-      u.min_runtime = false;
+      u.min_runtime = WithinMinRuntime(r, t);
       u.in_window = p_.window_protection && InWindow(r, t);
       if (by_pod) {
         u.placement.assign(1, jobs_[r].placement[i]);
@@ -740,6 +756,7 @@ bool Engine::Evictable(int id, int victim, double t, const sched::Preemptor& pre
     return false;
   }
   if (CoolingDown(Spec(id).tenant, v.tenant, t)) return false;
+  if (WithinMinRuntime(victim, t)) return false;
   sched::Running& probe = probe_;  // reused: its placement keeps its storage
   probe.queue = pre.queue < 0 ? -1 : v.tenant;
   probe.priority = 0;
@@ -834,7 +851,9 @@ PendingReason Engine::Explain(int id, double t) const {
   std::vector<sched::QueueUse> queues(w_.tenants.size());
   for (size_t q = 0; q < queues.size(); ++q) queues[q] = {alloc_[q], Floor(static_cast<int>(q))};
   bool all_evictable = true, any_outranks = false;
+  int protected_runs = 0;
   for (int r : out.blockers) {
+    protected_runs += WithinMinRuntime(r, t) ? 1 : 0;
     all_evictable = all_evictable && Evictable(id, r, t, pre, queues);
     any_outranks = any_outranks || Spec(r).high || (Spec(r).tenant == s.tenant && !s.high) ||
                    (pre.queue < 0 && !s.high);
@@ -853,6 +872,9 @@ PendingReason Engine::Explain(int id, double t) const {
     out.text = util::Cat("waiting for fair share: tenant ", w_.tenants[s.tenant], " holds ",
                          Gpus(alloc_[s.tenant]), " GPUs of a fair share of ", Gpus(fair_[s.tenant]),
                          "; the room it needs is held by tenants within their shares");
+  }
+  if (protected_runs > 0 && !all_evictable) {
+    util::Append(out.text, "; ", protected_runs, " of them within their min-runtime");
   }
   return out;
 }

@@ -43,6 +43,9 @@ struct TenantRunOptions {
   // Opportunistic work: each run it starts is protected this long (policies with
   // window_protection); an eviction within it counts against the eviction rate.
   double guarantee_window = 3600;
+  // Min-runtime for tenants and jobs that set none (0: none); honoured by policies with
+  // TenantPolicy::min_runtime.
+  double min_runtime = 0;
 };
 
 // Why a job waits after a cycle, with the running jobs whose removal would let it start.

@@ -107,13 +107,16 @@ absl::Status Parser::Tenant(const std::vector<std::string>& words) {
   absl::StatusOr<Fields> f = KeyValues(words, 2, {"opportunistic"});
   if (!f.ok()) return f.status();
   for (const auto& [key, value] : *f) {
-    if (key != "guarantee" && key != "opportunistic") {
-      return Error(
-          util::Cat("unknown tenant field \"", key, "\"; known: guarantee, opportunistic"));
+    if (key != "guarantee" && key != "opportunistic" && key != "min_runtime") {
+      return Error(util::Cat("unknown tenant field \"", key,
+                             "\"; known: guarantee, min_runtime, opportunistic"));
     }
   }
   absl::StatusOr<double> g = Field(*f, "guarantee", 0, 1e6, true, 0);
   if (!g.ok()) return g.status();
+  absl::StatusOr<double> min_runtime = Field(*f, "min_runtime", 0, 1e10, false, -1);
+  if (!min_runtime.ok()) return min_runtime.status();
+  out_.workload.min_runtime.push_back(*min_runtime);
   tenant_[words[1]] = static_cast<int>(out_.workload.tenants.size());
   out_.workload.tenants.push_back(words[1]);
   out_.workload.guarantee_gpus.push_back(static_cast<int>(*g));
@@ -129,10 +132,11 @@ absl::Status Parser::Job(const std::vector<std::string>& words) {
   absl::StatusOr<Fields> f = KeyValues(words, 2, {"high"});
   if (!f.ok()) return f.status();
   for (const auto& [key, value] : *f) {
-    static const std::set<std::string> kKnown = {"submit", "duration", "gpus", "tenant", "high"};
+    static const std::set<std::string> kKnown = {"submit", "duration",    "gpus",
+                                                 "tenant", "min_runtime", "high"};
     if (!kKnown.contains(key)) {
       return Error(util::Cat("unknown job field \"", key,
-                             "\"; known: submit, duration, gpus, tenant, high"));
+                             "\"; known: submit, duration, gpus, tenant, min_runtime, high"));
     }
   }
   TenantJob j;
@@ -143,6 +147,9 @@ absl::Status Parser::Job(const std::vector<std::string>& words) {
   absl::StatusOr<double> gpus = Field(*f, "gpus", 1, 1024, true, 0);
   if (!gpus.ok()) return gpus.status();
   if (*gpus != std::floor(*gpus)) return Error("gpus= must be a whole number");
+  absl::StatusOr<double> min_runtime = Field(*f, "min_runtime", 0, 1e10, false, -1);
+  if (!min_runtime.ok()) return min_runtime.status();
+  j.min_runtime = *min_runtime;
   auto t = f->find("tenant");
   if (t == f->end()) return Error("missing tenant=");
   auto id = tenant_.find(t->second);
@@ -209,12 +216,14 @@ absl::Status Parser::Statement(const std::vector<std::string>& words) {
   if (w == "checkpoint-interval") return Setting(words, 1, 1e9, out_.options.checkpoint_interval);
   if (w == "restore") return Setting(words, 0, 1e9, out_.options.restore_seconds);
   if (w == "window") return Setting(words, 0, 1e9, out_.options.guarantee_window);
+  if (w == "min-runtime") return Setting(words, 0, 1e10, out_.options.min_runtime);
   if (w == "tenant") return Tenant(words);
   if (w == "job") return Job(words);
   if (w == "expect") return Expect(words);
-  return Error(util::Cat("unknown statement \"", w,
-                         "\"; known: nodes, checkpoint-interval, restore, window, tenant, job, "
-                         "expect"));
+  return Error(
+      util::Cat("unknown statement \"", w,
+                "\"; known: nodes, checkpoint-interval, restore, window, min-runtime, tenant, job, "
+                "expect"));
 }
 
 absl::StatusOr<TenantScenario> Parser::Run() {

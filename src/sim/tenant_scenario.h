@@ -9,8 +9,9 @@
 //   checkpoint-interval 1800                       (seconds; default 1800)
 //   restore 60                                     (seconds; default 60)
 //   window 3600                                    (opportunistic guarantee window; 3600)
-//   tenant a guarantee=8 [opportunistic]
-//   job A submit=0 duration=9000 gpus=8 tenant=a [high]
+//   min-runtime 600                                (seconds; default 0: none)
+//   tenant a guarantee=8 [min_runtime=S] [opportunistic]
+//   job A submit=0 duration=9000 gpus=8 tenant=a [min_runtime=S] [high]
 //   expect kai preemptions=1 evicted=A queue_delay_p95_low_s=0
 //
 // `expect POLICY` takes any of the figures ExpectedFigures() lists, and `evicted=`: the jobs

@@ -65,10 +65,10 @@ TEST(TenantScenario, ErrorsNameTheFileLineAndField) {
   EXPECT_EQ(error("tenant a guarantee=8\nexpect kai evicted=X\n"),
             "s.txt:2: evicted= names job \"X\", which is not declared above");
   EXPECT_EQ(error("tenant a guarantee=8 colour=red\n"),
-            "s.txt:1: unknown tenant field \"colour\"; known: guarantee, opportunistic");
+            "s.txt:1: unknown tenant field \"colour\"; known: guarantee, min_runtime, opportunistic");
   EXPECT_EQ(error("frobnicate\n"),
             "s.txt:1: unknown statement \"frobnicate\"; known: nodes, checkpoint-interval, "
-            "restore, window, tenant, job, expect");
+            "restore, window, min-runtime, tenant, job, expect");
   EXPECT_EQ(error("tenant a guarantee=8\n"),
             "s.txt: no expect line; say what a policy should do with the jobs");
   EXPECT_TRUE(error("tenant a guarantee=8\nexpect kai speed=3\n")

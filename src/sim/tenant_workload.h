@@ -24,6 +24,9 @@ struct TenantJob {
   int tenant = 0;
   bool high = false;              // non-preemptible priority class; the rest may be preempted
   std::vector<int> Pods() const;  // GPUs of each pod
+  // Seconds after each start during which it is never a victim (policies that honour
+  // min-runtime); < 0: its tenant's (TenantWorkload::min_runtime).
+  double min_runtime = -1;
 };
 
 struct TenantWorkload {
@@ -34,6 +37,8 @@ struct TenantWorkload {
   // Per tenant (empty: none): its jobs are opportunistic work, which takes no fair share
   // (no guarantee, no over-guarantee weight), runs on idle GPUs and is evicted first.
   std::vector<bool> opportunistic;
+  // Per tenant (empty or < 0: TenantRunOptions::min_runtime): its jobs' min-runtime, seconds.
+  std::vector<double> min_runtime;
   bool Opportunistic(int tenant) const {
     return static_cast<size_t>(tenant) < opportunistic.size() && opportunistic[tenant];
   }
