@@ -64,8 +64,9 @@ TEST(TenantScenario, ErrorsNameTheFileLineAndField) {
             "kueue, yunikorn, gpuplane; did you mean \"gpuplane\"?");
   EXPECT_EQ(error("tenant a guarantee=8\nexpect kai evicted=X\n"),
             "s.txt:2: evicted= names job \"X\", which is not declared above");
-  EXPECT_EQ(error("tenant a guarantee=8 colour=red\n"),
-            "s.txt:1: unknown tenant field \"colour\"; known: guarantee, min_runtime, opportunistic");
+  EXPECT_EQ(
+      error("tenant a guarantee=8 colour=red\n"),
+      "s.txt:1: unknown tenant field \"colour\"; known: guarantee, min_runtime, opportunistic");
   EXPECT_EQ(error("frobnicate\n"),
             "s.txt:1: unknown statement \"frobnicate\"; known: nodes, checkpoint-interval, "
             "restore, window, min-runtime, tenant, job, expect");
