@@ -235,6 +235,8 @@ expect_exit 2 "philly: checkpoint interval is a duration" -- "$BIN" simulate --w
   --checkpoint-interval 30min
 expect_output '"min_runtime_s":600' "philly: --min-runtime in the JSON" -- \
   "$BIN" simulate --workload "philly:$P" --cluster-gpus 16 --policy kai --min-runtime 10m -o json
+expect_output '"usage_half_life_s":86400' "philly: --usage-half-life in the JSON" -- \
+  "$BIN" simulate --workload "philly:$P" --cluster-gpus 16 --policy gpuplane --usage-half-life 24h -o json
 expect_output '--min-runtime "-5m" is not a duration such as 30m or 1h' "philly: bad min-runtime" -- \
   "$BIN" simulate --workload "philly:$P" --min-runtime=-5m
 expect_output 'unknown multi-tenant policy "slurm"; known: kube, kai' "philly: unknown policy" -- \

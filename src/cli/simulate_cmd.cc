@@ -60,6 +60,7 @@ struct SimulateOptions {
   double high_fraction = 0.2;
   std::string guarantee_window = "1h";
   std::string min_runtime = "0s";
+  std::string usage_half_life = "0s";
 };
 
 absl::StatusOr<std::vector<uint64_t>> ParseSeeds(const std::string& text) {
@@ -403,6 +404,7 @@ int RunTenants(const SimulateOptions& opt) {
   }
   args.guarantee_window = opt.guarantee_window;
   args.min_runtime = opt.min_runtime;
+  args.usage_half_life = opt.usage_half_life;
   args.policies = opt.policies;
   args.seeds = *seeds;
   args.cluster_gpus = opt.cluster_gpus;
@@ -512,6 +514,10 @@ Command AddSimulateCommand(CLI::App& app) {
   cmd->add_option("--min-runtime", opt->min_runtime,
                   "Multi-tenant replay: how long a started job is never a victim, under policies "
                   "with min-runtime (kai, gpuplane); 0s: none")
+      ->capture_default_str();
+  cmd->add_option("--usage-half-life", opt->usage_half_life,
+                  "Multi-tenant replay: fair shares lean against GPU use decayed with this "
+                  "half-life (KAI's time-based fair share); 0s: they ignore usage")
       ->capture_default_str();
   cmd->add_option("--high-fraction", opt->high_fraction,
                   "Multi-tenant replay: fraction of jobs drawn non-preemptible")

@@ -267,6 +267,8 @@ int RunTenantReplays(const TenantReplayArgs& args) {
   if (!window.ok()) return Fail("simulate", window.status());
   absl::StatusOr<double> min_runtime = Seconds("--min-runtime", args.min_runtime, true);
   if (!min_runtime.ok()) return Fail("simulate", min_runtime.status());
+  absl::StatusOr<double> half_life = Seconds("--usage-half-life", args.usage_half_life, true);
+  if (!half_life.ok()) return Fail("simulate", half_life.status());
   if (args.cluster_gpus < sim::kPodGpus || args.cluster_gpus % sim::kPodGpus != 0) {
     return Fail("simulate", absl::InvalidArgumentError(util::Cat(
                                 "--cluster-gpus ", args.cluster_gpus,
@@ -288,6 +290,7 @@ int RunTenantReplays(const TenantReplayArgs& args) {
   options.restore_seconds = args.restore_seconds;
   options.guarantee_window = *window;
   options.min_runtime = *min_runtime;
+  options.usage_half_life = *half_life;
   options.reason_samples = 200;
   const Runs runs = RunAll(*w, configs, options, args);
   const std::vector<std::vector<sim::TenantSummary>>& by_policy = runs.with;
@@ -317,6 +320,7 @@ int RunTenantReplays(const TenantReplayArgs& args) {
                                   {"restore_seconds", options.restore_seconds},
                                   {"guarantee_window_s", options.guarantee_window},
                                   {"min_runtime_s", options.min_runtime},
+                                  {"usage_half_life_s", options.usage_half_life},
                                   {"seeds", args.seeds},
                                   {"note", note},
                                   {"summary", summary},

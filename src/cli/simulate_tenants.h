@@ -20,8 +20,9 @@ struct TenantReplayArgs {
   std::string trace;      // the Philly CSV; empty with daynight_days
   int daynight_days = 0;  // > 0: the day/night workload of this many days
   std::string guarantee_window = "1h";
-  std::string min_runtime = "0s";     // a duration; 0s: none
-  std::vector<std::string> policies;  // empty: all six
+  std::string min_runtime = "0s";      // a duration; 0s: none
+  std::string usage_half_life = "0s";  // a duration; 0s: shares ignore usage
+  std::vector<std::string> policies;   // empty: all six
   std::vector<uint64_t> seeds;
   int cluster_gpus = 512;
   std::string checkpoint_interval = "30m";

@@ -87,7 +87,11 @@ class Engine {
         metrics_(static_cast<int>(w.tenants.size()), cluster_gpus_,
                  w.jobs.empty() ? 0 : w.jobs.back().submit),
         checkpointing_{o.checkpoint_interval, -1, o.restore_seconds},
-        evicted_in_window_(w.jobs.size(), false) {}
+        evicted_in_window_(w.jobs.size(), false) {
+    if (o.usage_half_life > 0) {
+      usage_.emplace(static_cast<int>(w.tenants.size()), o.usage_half_life);
+    }
+  }
 
   TenantSummary Run();
 
@@ -199,6 +203,8 @@ class Engine {
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
   std::map<std::pair<int, int>, double> last_reclaim_;
   TenantMetrics metrics_;
+  // TenantRunOptions::usage_half_life: each tenant's GPU use, decayed.
+  std::optional<sched::DecayedUsage> usage_;
   const sched::Checkpointing checkpointing_;  // every job checkpoints at the run's interval
   TenantSummary out_;
   std::vector<double> jct_, delay_high_, delay_low_;
@@ -433,8 +439,9 @@ void Engine::ComputeFair() {
     q[t].guarantee = w_.guarantee_gpus[t];
     q[t].demand = alloc_[t] + pending_gpus_[t];
     if (w_.Opportunistic(static_cast<int>(t))) q[t].weight = 0;
+    if (usage_) q[t].usage = usage_->usage()[t];
   }
-  fair_ = sched::FairShare(q, cluster_gpus_);
+  fair_ = sched::FairShare(q, cluster_gpus_, {.usage_k = usage_ ? o_.usage_k : 0});
 }
 
 // kube and kueue: one FIFO, non-preemptible first; the others: tenants furthest below their
@@ -929,6 +936,7 @@ TenantSummary Engine::Run() {
   while (!events_.empty() && (live_ > 0 || !running_.empty() || headroom_timer_at_ > now)) {
     const double t = events_.top().time;
     metrics_.Add(now, t, state);
+    if (usage_) usage_->Advance(t - now, state.tenant_allocated);
     now = t;
     while (!events_.empty() && events_.top().time == t) {
       const Event e = events_.top();

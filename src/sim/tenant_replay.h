@@ -46,6 +46,12 @@ struct TenantRunOptions {
   // Min-runtime for tenants and jobs that set none (0: none); honoured by policies with
   // TenantPolicy::min_runtime.
   double min_runtime = 0;
+  // > 0: fair shares lean against each tenant's GPU use decayed with this half-life (seconds):
+  // weights W become max(W + usage_k (W - U), 0), U the normalized decayed use (KAI's
+  // time-based fair share, sched/fair_share.h). The share every policy's metrics compare
+  // against, and the one kai, volcano and gpuplane schedule by.
+  double usage_half_life = 0;
+  double usage_k = 1;
 };
 
 // Why a job waits after a cycle, with the running jobs whose removal would let it start.

@@ -217,13 +217,15 @@ absl::Status Parser::Statement(const std::vector<std::string>& words) {
   if (w == "restore") return Setting(words, 0, 1e9, out_.options.restore_seconds);
   if (w == "window") return Setting(words, 0, 1e9, out_.options.guarantee_window);
   if (w == "min-runtime") return Setting(words, 0, 1e10, out_.options.min_runtime);
+  if (w == "usage-half-life") return Setting(words, 0, 1e10, out_.options.usage_half_life);
+  if (w == "usage-k") return Setting(words, 0, 100, out_.options.usage_k);
   if (w == "tenant") return Tenant(words);
   if (w == "job") return Job(words);
   if (w == "expect") return Expect(words);
-  return Error(
-      util::Cat("unknown statement \"", w,
-                "\"; known: nodes, checkpoint-interval, restore, window, min-runtime, tenant, job, "
-                "expect"));
+  return Error(util::Cat("unknown statement \"", w,
+                         "\"; known: nodes, checkpoint-interval, restore, window, min-runtime, "
+                         "usage-half-life, usage-k, tenant, job, "
+                         "expect"));
 }
 
 absl::StatusOr<TenantScenario> Parser::Run() {

@@ -10,6 +10,8 @@
 //   restore 60                                     (seconds; default 60)
 //   window 3600                                    (opportunistic guarantee window; 3600)
 //   min-runtime 600                                (seconds; default 0: none)
+//   usage-half-life 3600                           (seconds; default 0: shares ignore usage)
+//   usage-k 1                                      (how strongly usage bends them; default 1)
 //   tenant a guarantee=8 [min_runtime=S] [opportunistic]
 //   job A submit=0 duration=9000 gpus=8 tenant=a [min_runtime=S] [high]
 //   expect kai preemptions=1 evicted=A queue_delay_p95_low_s=0

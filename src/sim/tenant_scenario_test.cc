@@ -69,7 +69,7 @@ TEST(TenantScenario, ErrorsNameTheFileLineAndField) {
       "s.txt:1: unknown tenant field \"colour\"; known: guarantee, min_runtime, opportunistic");
   EXPECT_EQ(error("frobnicate\n"),
             "s.txt:1: unknown statement \"frobnicate\"; known: nodes, checkpoint-interval, "
-            "restore, window, min-runtime, tenant, job, expect");
+            "restore, window, min-runtime, usage-half-life, usage-k, tenant, job, expect");
   EXPECT_EQ(error("tenant a guarantee=8\n"),
             "s.txt: no expect line; say what a policy should do with the jobs");
   EXPECT_TRUE(error("tenant a guarantee=8\nexpect kai speed=3\n")
