@@ -241,6 +241,14 @@ expect_output '--min-runtime "-5m" is not a duration such as 30m or 1h' "philly:
   "$BIN" simulate --workload "philly:$P" --min-runtime=-5m
 expect_output 'unknown multi-tenant policy "slurm"; known: kube, kai' "philly: unknown policy" -- \
   "$BIN" simulate --workload "philly:$P" --policy slurm
+# An openb pod list: its best-effort pods as opportunistic work, beside the runs without them.
+expect_output "^gpuplane +8 " "openb: every GPU pod finishes" -- \
+  "$BIN" simulate --workload openb:testdata/sim/pods.csv --cluster-gpus 16 --policy gpuplane
+expect_output "2 best-effort \(BE\) pods as opportunistic work; 4 pods asking for part of a GPU" \
+  "openb: the classes and whole-GPU counting are stated" -- \
+  "$BIN" simulate --workload openb:testdata/sim/pods.csv --cluster-gpus 16 --policy gpuplane
+expect_output "pods-malformed.csv:[0-9]+: pod skipped" "openb: bad rows named with file and line" -- \
+  "$BIN" simulate --workload openb:testdata/sim/pods-malformed.csv --cluster-gpus 16 --policy kube
 # The day/night workload with opportunistic work, beside the same runs without it.
 expect_output '"policy":"gpuplane","jobs":[0-9]+,.*"opportunistic_evictions_per_window":[0-9.e+-]+,"night_alloc":[0-9.e+-]+,"day_alloc":[0-9.e+-]+,"opportunistic_jobs_evicted_in_window":[0-9.e+-]+,"without_opportunistic":\{"night_alloc":[0-9.e+-]+,"day_alloc":[0-9.e+-]+,"queue_delay_p95_s":\{"high":[0-9.e+-]+,"low":[0-9.e+-]+\}\}\}' \
   "daynight JSON summary" -- "$BIN" simulate --workload daynight:2 --cluster-gpus 64 -o json --policy gpuplane

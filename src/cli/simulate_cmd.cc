@@ -381,13 +381,15 @@ int RunPodTrace(const SimulateOptions& opt, const std::shared_ptr<const sim::Sim
   return Replay(opt, cluster, jobs, workload, policies, seeds, trace, problem_count);
 }
 
-// The multi-tenant replay: philly:FILE or daynight[:DAYS].
+// The multi-tenant replay: philly:FILE, openb:FILE or daynight[:DAYS].
 int RunTenants(const SimulateOptions& opt) {
   absl::StatusOr<std::vector<uint64_t>> seeds = ParseSeeds(opt.seeds.empty() ? "42" : opt.seeds);
   if (!seeds.ok()) return Fail(seeds.status());
   TenantReplayArgs args;
   if (opt.workload.starts_with("philly:")) {
     args.trace = opt.workload.substr(std::string_view("philly:").size());
+  } else if (opt.workload.starts_with("openb:")) {
+    args.openb = opt.workload.substr(std::string_view("openb:").size());
   } else {
     args.daynight_days = 7;
     if (opt.workload != "daynight") {
@@ -418,8 +420,8 @@ int RunTenants(const SimulateOptions& opt) {
 }
 
 int RunSimulate(const SimulateOptions& opt) {
-  if (opt.workload.starts_with("philly:") || opt.workload == "daynight" ||
-      opt.workload.starts_with("daynight:")) {
+  if (opt.workload.starts_with("philly:") || opt.workload.starts_with("openb:") ||
+      opt.workload == "daynight" || opt.workload.starts_with("daynight:")) {
     return RunTenants(opt);
   }
   if (!opt.workload.empty() && opt.workload != "generate") return RunClaimReplay(opt);
@@ -477,7 +479,8 @@ Command AddSimulateCommand(CLI::App& app) {
                   "Seeds: 42, 42-51 or 1,5,9 (default 42-51 in fill mode, 42 in replay mode)");
   cmd->add_option("--workload", opt->workload,
                   "Replay mode: \"generate\" (the built-in job generator), philly:FILE (the "
-                  "multi-tenant replay of a Philly job trace), daynight[:DAYS] (the multi-tenant "
+                  "multi-tenant replay of a Philly job trace), openb:FILE (an openb pod list, its "
+                  "best-effort pods as opportunistic work), daynight[:DAYS] (the multi-tenant "
                   "day/night workload with opportunistic work, 7 days), or a YAML/JSON/JSONL "
                   "file of Pods with claims (annotations sim.gpuplane.io/arrival and /duration, "
                   "seconds) on --objects or --generate");

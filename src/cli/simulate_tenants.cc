@@ -13,6 +13,7 @@
 #include "cli/tenant_report.h"
 #include "nlohmann/json.hpp"
 #include "sim/daynight.h"
+#include "sim/openb_tenants.h"
 #include "sim/philly.h"
 #include "sim/tenant_replay.h"
 #include "util/strings.h"
@@ -200,6 +201,19 @@ absl::StatusOr<Workloads> MakeWorkloads(const TenantReplayArgs& args) {
     }
     out.title = util::Cat("daynight: ", out.with.front().jobs.size(), " jobs (",
                           out.without.front().jobs.size(), " without opportunistic work)");
+    return out;
+  }
+  if (!args.openb.empty()) {
+    absl::StatusOr<sim::PodTrace> pods = sim::ReadOpenbPods(args.openb);
+    if (!pods.ok()) return pods.status();
+    for (const std::string& p : pods->problems) std::fprintf(stderr, "warning: %s\n", p.c_str());
+    out.name = "openb:" + args.openb;
+    for (size_t i = 0; i < args.seeds.size(); ++i) {  // the trace is the same for every seed
+      out.with.push_back(sim::FromOpenb(*pods, args.cluster_gpus, true));
+      out.without.push_back(sim::FromOpenb(*pods, args.cluster_gpus, false));
+    }
+    out.title = util::Cat("openb: ", out.with.front().jobs.size(), " GPU pods (",
+                          out.without.front().jobs.size(), " without best-effort work)");
     return out;
   }
   absl::StatusOr<sim::PhillyTrace> trace = sim::ReadPhilly(args.trace);

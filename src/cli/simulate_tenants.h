@@ -17,7 +17,8 @@
 namespace gpuplane::cli {
 
 struct TenantReplayArgs {
-  std::string trace;      // the Philly CSV; empty with daynight_days
+  std::string trace;      // the Philly CSV; empty with daynight_days or openb
+  std::string openb;      // an openb pod CSV (openb_tenants.h), replayed with and without BE
   int daynight_days = 0;  // > 0: the day/night workload of this many days
   std::string guarantee_window = "1h";
   std::string min_runtime = "0s";      // a duration; 0s: none

@@ -125,6 +125,7 @@ absl::StatusOr<PodTrace> ParseOpenbPods(const std::string& text, const std::stri
         if (p.num_gpu > 1 || (p.num_gpu == 1 && gpu_milli == 0)) gpu_milli = 1000;
         p.gpu_milli = p.num_gpu == 0 ? 0 : static_cast<int>(gpu_milli);
       }
+      if (const std::string* qos = cols.Get(row, "qos"); qos != nullptr) p.qos = *qos;
       if (const std::string* spec = cols.Get(row, "gpu_spec"); spec != nullptr) {
         size_t start = 0;
         while (start <= spec->size() && !spec->empty()) {

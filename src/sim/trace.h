@@ -33,6 +33,7 @@ struct TracePod {
   double creation = 0;              // seconds
   double deletion = -1;             // seconds; -1: never
   std::string source;               // "file:line"
+  std::string qos;                  // LS, BE, Guaranteed, Burstable; empty when not given
 };
 
 struct NodeTrace {
