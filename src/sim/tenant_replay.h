@@ -6,9 +6,9 @@
 // instant runs one scheduling cycle: fair shares recomputed (sched/fair_share.h), pending jobs
 // in the policy's order placed where they fit, best fit (under gpuplane, nodes held for the
 // first job within its tenant's share that cannot start: TenantPolicy::fair_share_holds); a
-// waiting job entitled to preempt
-// (a non-preemptible job over preemptible ones of its tenant, or a tenant below its share)
-// chooses victims by the policy's rule under the shared rules of sched/victims.h.
+// waiting job entitled to preempt (a non-preemptible job over preemptible ones of its tenant,
+// or a tenant below its share) chooses victims by the policy's rule under the shared rules of
+// sched/victims.h, never one within its min-runtime where the policy honours it.
 // Opportunistic work (a tenant with no guarantee and no weight) runs on idle GPUs, last in
 // every order; under gpuplane a run within its guarantee window is a victim only when nothing
 // else makes room, and opportunistic work starts only while the growth the rest of the
