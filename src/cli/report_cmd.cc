@@ -11,6 +11,8 @@
 #include "util/strings.h"
 
 namespace gpuplane::cli {
+
+using util::Fixed;
 namespace {
 
 struct ReportOptions {
@@ -29,12 +31,6 @@ std::optional<double> ParseTime(const std::string& text) {
   std::string err;
   if (absl::ParseTime(absl::RFC3339_full, text, &t, &err)) return absl::ToUnixMicros(t) / 1e6;
   return std::nullopt;
-}
-
-std::string Fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
 }
 
 constexpr double kGiB = 1024.0 * 1024 * 1024;

@@ -9,13 +9,9 @@
 #include "util/strings.h"
 
 namespace gpuplane::cli {
-namespace {
 
-std::string Fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
+using util::Fixed;
+namespace {
 
 // JSON numbers rounded to 4 decimals, so output is stable and compact.
 double Round4(double v) { return static_cast<double>(std::llround(v * 1e4)) / 1e4; }

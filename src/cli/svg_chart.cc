@@ -8,18 +8,14 @@
 #include "util/strings.h"
 
 namespace gpuplane::cli {
+
+using util::Fixed;
 namespace {
 
 constexpr const char* kColors[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd",
                                    "#ff7f0e", "#8c564b", "#e377c2", "#17becf"};
 constexpr double kLeft = 60, kRight = 170, kTop = 30, kBottom = 45;
 constexpr double kLabelGap = 13;  // pixels between line-end labels
-
-std::string Fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
 
 // A tick's text: as many decimals as the step needs (25, 2.5, 0.25).
 std::string TickText(double v, double step) {

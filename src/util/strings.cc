@@ -64,6 +64,12 @@ void AppendUtf8(std::string& out, uint32_t cp) {
   }
 }
 
+std::string Fixed(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
 std::string JsonQuote(std::string_view s) {
   std::string out;
   out.reserve(s.size() + 2);

@@ -44,6 +44,9 @@ void AppendUtf8(std::string& out, uint32_t cp);
 // Returns `s` as a JSON string literal.
 std::string JsonQuote(std::string_view s);
 
+// `v` with exactly `digits` decimals ("%.*f"): 2.5 with 2 -> "2.50".
+std::string Fixed(double v, int digits);
+
 // Reads a whole file; the error names the path and the OS reason.
 absl::StatusOr<std::string> ReadFile(const std::string& path);
 
