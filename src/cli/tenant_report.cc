@@ -11,15 +11,11 @@
 #include "util/strings.h"
 
 namespace gpuplane::cli {
+
+using util::Fixed;
 namespace {
 
 constexpr int kMaxPoints = 400;  // per line: longer runs are averaged into wider buckets
-
-std::string Fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
 
 // Time axis unit for a run of `hours`: hours up to three days, days beyond.
 double AxisUnit(size_t hours) { return hours > 72 ? 24 : 1; }
@@ -137,6 +133,26 @@ constexpr const char* kQuantileHead =
     "<tr><th>policy</th><th>n</th><th>p50</th><th>p90</th><th>p95</th><th>p99</th>"
     "<th>max</th></tr>";
 
+// A table of one per-run list's quantiles (in hours), pooled over each policy's seeds, and
+// the percentile curves of the policies that have any values.
+std::string QuantileBlock(const TenantReport& r, std::vector<double> sim::TenantSummary::*field,
+                          const std::string& title, const std::string& x_label,
+                          const std::string& y_label) {
+  std::string out = util::Cat("<table>", kQuantileHead);
+  std::vector<Series> curves;
+  for (size_t p = 0; p < r.policies.size(); ++p) {
+    std::vector<double> v = Pooled(r.runs[p], field);
+    out += QuantileRow(r.policies[p], v, 3600);
+    if (!v.empty()) curves.push_back(Curve(r.policies[p], v, 3600));
+  }
+  out += "</table>";
+  if (!curves.empty()) {
+    out += SvgLineChart(
+        Chart{title, x_label, y_label, std::pair<double, double>{0, 100}, std::nullopt}, curves);
+  }
+  return out;
+}
+
 std::string DelaySection(const TenantReport& r) {
   std::string out =
       "<h2>Queueing delay by priority</h2><p>Submission to first start, hours, all seeds. "
@@ -144,39 +160,18 @@ std::string DelaySection(const TenantReport& r) {
   using S = sim::TenantSummary;
   for (auto [name, field] :
        {std::pair{"high", &S::queue_delays_high_s}, std::pair{"low", &S::queue_delays_low_s}}) {
-    std::vector<Series> curves;
-    util::Append(out, "<h3>", name, "</h3><table>", kQuantileHead);
-    for (size_t p = 0; p < r.policies.size(); ++p) {
-      std::vector<double> v = Pooled(r.runs[p], field);
-      out += QuantileRow(r.policies[p], v, 3600);
-      curves.push_back(Curve(r.policies[p], v, 3600));
-    }
-    out += "</table>";
-    out += SvgLineChart(Chart{util::Cat("Queueing delay, ", name), "percentile of started jobs",
-                              "hours", std::pair<double, double>{0, 100}, std::nullopt},
-                        curves);
+    util::Append(out, "<h3>", name, "</h3>",
+                 QuantileBlock(r, field, util::Cat("Queueing delay, ", name),
+                               "percentile of started jobs", "hours"));
   }
   return out;
 }
 
 std::string LostWorkSection(const TenantReport& r) {
-  std::string out =
-      "<h2>Work lost per preemption</h2><p>GPU-hours each eviction threw away (GPUs x time "
-      "since the last checkpoint, plus the restore), all seeds.</p><table>";
-  out += kQuantileHead;
-  std::vector<Series> curves;
-  for (size_t p = 0; p < r.policies.size(); ++p) {
-    std::vector<double> v = Pooled(r.runs[p], &sim::TenantSummary::lost_gpu_seconds);
-    out += QuantileRow(r.policies[p], v, 3600);
-    if (!v.empty()) curves.push_back(Curve(r.policies[p], v, 3600));
-  }
-  out += "</table>";
-  if (!curves.empty()) {
-    out += SvgLineChart(Chart{"Lost work per preemption", "percentile of preemptions", "GPU-hours",
-                              std::pair<double, double>{0, 100}, std::nullopt},
-                        curves);
-  }
-  return out;
+  return "<h2>Work lost per preemption</h2><p>GPU-hours each eviction threw away (GPUs x time "
+         "since the last checkpoint, plus the restore), all seeds.</p>" +
+         QuantileBlock(r, &sim::TenantSummary::lost_gpu_seconds, "Lost work per preemption",
+                       "percentile of preemptions", "GPU-hours");
 }
 
 }  // namespace

@@ -81,9 +81,9 @@ std::optional<double> HourJain(const TenantHour& hour) {
   return sum * sum / (n * squares);
 }
 
-double TenantMetrics::JainMinHourly() const {
+double JainMinHourly(const std::vector<TenantHour>& hours) {
   double worst = 1;
-  for (const TenantHour& hour : Hourly()) {
+  for (const TenantHour& hour : hours) {
     if (std::optional<double> j = HourJain(hour)) worst = std::min(worst, *j);
   }
   return worst;

@@ -30,6 +30,9 @@ struct TenantHour {
 // Jain's index of allocation / fair share over the tenants that waited in `hour` and had a
 // fair share; nullopt with fewer than two such tenants.
 std::optional<double> HourJain(const TenantHour& hour);
+// The lowest hourly Jain index (`jain_min_hourly`): the lowest HourJain over `hours` (hours
+// without one left out); 1 when none has one.
+double JainMinHourly(const std::vector<TenantHour>& hours);
 
 class TenantMetrics {
  public:
@@ -40,9 +43,6 @@ class TenantMetrics {
 
   // Mean allocated fraction over the time some job waited; 0 when none waited.
   double AllocWhileQueued() const;
-  // The lowest hourly Jain index of allocation / fair share over tenants that waited in that
-  // hour (hours with fewer than two such tenants are left out); 1 when no hour qualifies.
-  double JainMinHourly() const;
   // Every hour from the first to the last one the replay reached (hours with no time in them
   // have empty vectors).
   std::vector<TenantHour> Hourly() const;

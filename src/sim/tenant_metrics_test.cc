@@ -32,14 +32,14 @@ TEST(TenantMetricsTest, HourlyMeansAndJainPerHour) {
   EXPECT_DOUBLE_EQ(*HourJain(hours[0]), 1);
   // x = 1.5 and 0.5: (2)^2 / (2 x 2.5) = 0.8.
   EXPECT_DOUBLE_EQ(*HourJain(hours[1]), 0.8);
-  EXPECT_DOUBLE_EQ(m.JainMinHourly(), 0.8);
+  EXPECT_DOUBLE_EQ(JainMinHourly(m.Hourly()), 0.8);
 }
 
 TEST(TenantMetricsTest, HoursWithOneContendedTenantAreLeftOut) {
   TenantMetrics m(2, 16, 1e9);
   m.Add(0, 3600, Snap({0, 16}, {8, 8}, {true, false}));
   EXPECT_FALSE(HourJain(m.Hourly()[0]).has_value());
-  EXPECT_DOUBLE_EQ(m.JainMinHourly(), 1);
+  EXPECT_DOUBLE_EQ(JainMinHourly(m.Hourly()), 1);
 }
 
 }  // namespace

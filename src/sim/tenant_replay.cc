@@ -154,6 +154,7 @@ class Engine {
   // within their tenants' shares that could not start (Reserve: the nodes with the most free
   // GPUs, one per pod left to place).
   bool HeldForFairShare(int id) const;
+  bool WithinShare(int id) const;  // its tenant's GPUs with it fit the tenant's fair share
   // TenantPolicy::min_runtime: the job's own, its tenant's or the run's; whether a running
   // job is still within it (never a victim).
   double MinRuntime(int id) const;
@@ -392,10 +393,13 @@ bool Engine::WithinMinRuntime(int id, double t) const {
   return p_.min_runtime && jobs_[id].running && t - jobs_[id].run_start < MinRuntime(id);
 }
 
-bool Engine::HeldForFairShare(int id) const {
+bool Engine::WithinShare(int id) const {
   const int tenant = Spec(id).tenant;
-  return p_.fair_share_holds && !Spec(id).high &&
-         alloc_[tenant] + Spec(id).gpus > fair_[tenant] + 1e-9;
+  return alloc_[tenant] + Spec(id).gpus <= fair_[tenant] + 1e-9;
+}
+
+bool Engine::HeldForFairShare(int id) const {
+  return p_.fair_share_holds && !Spec(id).high && !WithinShare(id);
 }
 
 void Engine::Reserve(int id) {
@@ -582,9 +586,7 @@ void Engine::Cycle(double t) {
       if (reserving) max_unreserved = MaxUnreservedFree();
       if (started) continue;
     }
-    const int tenant = Spec(id).tenant;
-    if (p_.fair_share_holds && !reserving && !Opportunistic(id) &&
-        alloc_[tenant] + Spec(id).gpus <= fair_[tenant] + 1e-9) {
+    if (p_.fair_share_holds && !reserving && !Opportunistic(id) && WithinShare(id)) {
       Reserve(id);
       reserving = true;
       max_unreserved = MaxUnreservedFree();
@@ -968,8 +970,8 @@ TenantSummary Engine::Run() {
   out_.queue_delays_high_s = delay_high_;
   out_.queue_delays_low_s = delay_low_;
   out_.hourly = metrics_.Hourly();
+  out_.jain_min_hourly = JainMinHourly(out_.hourly);
   out_.alloc_while_queued = metrics_.AllocWhileQueued();
-  out_.jain_min_hourly = metrics_.JainMinHourly();
   out_.incomplete_gang_gpu_seconds = metrics_.IncompleteGangGpuSeconds();
   out_.night_alloc = metrics_.NightAlloc();
   out_.day_alloc = metrics_.DayAlloc();
