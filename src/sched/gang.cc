@@ -232,13 +232,35 @@ void Session::DecideGang(size_t gang, std::vector<Decision>& out) {
     }
   };
   if (g.problem) return all(*g.problem);
+  std::vector<size_t> waiting;  // members not bound; the first min - bound at least
+  for (size_t m : g.members) {
+    if (pods_.pods[m].bound_node.empty()) waiting.push_back(m);
+  }
+  const size_t least = static_cast<size_t>(
+      std::max<int64_t>(0, g.min - static_cast<int64_t>(g.members.size() - waiting.size())));
+  if (std::optional<Status> q =
+          QueueGate({waiting.begin(),
+                     waiting.begin() + static_cast<ptrdiff_t>(std::min(least, waiting.size()))},
+                    false)) {
+    return all(*q);
+  }
   gang_calls_ = 0;
   gang_exhausted_ = false;
   Statement stmt(snap_);
   Status why;
   bool placed = PlaceGangIn(g, stmt, why);
-  if (placed) {
+  std::vector<size_t> now_placed;
+  for (size_t m : waiting) {
+    if (placed && snap_.placement(pods_.pods[m].key) != nullptr) now_placed.push_back(m);
+  }
+  std::optional<Status> over;
+  if (placed) over = QueueGate(now_placed, true);
+  if (over) {
+    (void)stmt.Rollback(0);
+    all(*over);
+  } else if (placed) {
     stmt.Commit();
+    ChargeQueues(now_placed);
     for (size_t m : g.members) {
       const PodPlacement* p = snap_.placement(pods_.pods[m].key);
       if (!pods_.pods[m].bound_node.empty()) continue;

@@ -2,6 +2,8 @@
 
 #include <set>
 #include <string>
+#include <utility>
+#include <variant>
 
 namespace gpuplane::sched {
 
@@ -10,6 +12,15 @@ absl::StatusOr<PassResult> RunPass(std::vector<api::SourcedObject> cluster,
                                    const SessionOptions& options,
                                    const std::map<std::string, double>& prices) {
   const double start = options.clock != nullptr ? options.clock->Now() : 0;
+  // Queue objects may come with the cluster or with the work.
+  std::vector<api::SourcedObject> queue_objects;
+  for (const std::vector<api::SourcedObject>* objects : {&std::as_const(cluster), &work}) {
+    for (const api::SourcedObject& o : *objects) {
+      if (std::holds_alternative<api::Queue>(o.object)) queue_objects.push_back(o);
+    }
+  }
+  absl::StatusOr<QueueTree> queues = QueueTree::Build(queue_objects);
+  if (!queues.ok()) return queues.status();
   PassResult r;
   r.pods = BuildPodSet(work, cluster);  // copies the claims it needs; borrows `work`
   // The workload's allocated claims count as cluster state too (once: the same file may be
@@ -31,7 +42,10 @@ absl::StatusOr<PassResult> RunPass(std::vector<api::SourcedObject> cluster,
   if (options.clock != nullptr) r.snapshot_seconds = options.clock->Now() - start;
   r.warnings = r.snapshot->warnings();
   r.warnings.insert(r.warnings.end(), r.pods.warnings.begin(), r.pods.warnings.end());
-  absl::StatusOr<std::unique_ptr<Session>> session = Session::Make(*r.snapshot, r.pods, options);
+  SessionOptions with_queues = options;
+  if (with_queues.queues == nullptr) with_queues.queues = &*queues;
+  absl::StatusOr<std::unique_ptr<Session>> session =
+      Session::Make(*r.snapshot, r.pods, with_queues);
   if (!session.ok()) return session.status();
   r.decisions = (*session)->Run();
   return r;

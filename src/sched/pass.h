@@ -1,9 +1,10 @@
 // One scheduling pass from objects, what `gpuplane schedule` and `gpuplane explain` run: the
 // snapshot from the cluster objects (DeviceClasses, ResourceSlices, Nodes, allocated claims),
 // the pod set from the workload objects (Pods, ResourceClaims, ResourceClaimTemplates,
-// PodGroups, Workloads; allocated ResourceClaims among them count as cluster state too), and a
-// Session over both. A pure function of its inputs: it reads the time only through
-// options.clock, when one is given (decision and snapshot timings).
+// PodGroups, Workloads; allocated ResourceClaims among them count as cluster state too), the
+// queue tree from the Queue objects of either (their limits and each pod's queue enforced;
+// none: no queues), and a Session over all. A pure function of its inputs: it reads the time only
+// through options.clock, when one is given (decision and snapshot timings).
 #ifndef GPUPLANE_SCHED_PASS_H_
 #define GPUPLANE_SCHED_PASS_H_
 
@@ -28,7 +29,7 @@ struct PassResult {
   double snapshot_seconds = 0;        // building the snapshot (inventory, index), on options.clock
 };
 
-// Errors: an unknown policy.
+// Errors: an unknown policy; Queue objects that do not form a tree.
 // `cluster` is taken by value: pass it with std::move when done with it (its slices move into
 // the inventory).
 absl::StatusOr<PassResult> RunPass(std::vector<api::SourcedObject> cluster,

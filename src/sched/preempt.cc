@@ -237,7 +237,10 @@ std::optional<Session::VictimSet> Session::VictimsOnNode(size_t pod, model::Node
 
 void Session::Preempt(size_t pod, Decision& d) {
   const PodInfo& p = pods_.pods[pod];
-  if (d.status.code != Code::kUnschedulable || p.never_preempts) return;
+  if (d.status.code != Code::kUnschedulable || d.status.stage == Stage::kQueue ||
+      p.never_preempts) {
+    return;  // a queue over its limit waits for its own work to end
+  }
   if (std::optional<model::NodeId> n = Leaving(p)) {
     d.nominated = *n;  // its victims are leaving: it waits for them (the node is held)
     return;
@@ -299,7 +302,10 @@ void Session::PreemptGang(size_t gang, std::vector<Decision>& out) {
   for (size_t m : g.members) {
     const PodInfo& p = pods_.pods[m];
     if (!p.bound_node.empty()) continue;
-    if (out[m].status.code != Code::kUnschedulable || p.never_preempts) return;
+    if (out[m].status.code != Code::kUnschedulable || out[m].status.stage == Stage::kQueue ||
+        p.never_preempts) {
+      return;  // a queue over its limit waits for its own work to end
+    }
     if (std::optional<model::NodeId> n = Leaving(p)) {
       out[m].nominated = *n;
       leaving = true;

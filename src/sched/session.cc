@@ -39,6 +39,7 @@ Session::Session(Snapshot& snapshot, const PodSet& pods, SessionOptions options,
   for (const model::DeviceInfo& d : snap_.inventory().devices()) {
     shareable_ = shareable_ || d.spec->allow_multiple_allocations.value_or(false);
   }
+  SetUpQueues();
 }
 
 Session::~Session() = default;
@@ -68,6 +69,8 @@ std::vector<Decision> Session::Run() {
       if (options_.preemption.enabled) PreemptGang(static_cast<size_t>(gang), out);
     } else if (pods_.pods[pod].problem) {
       out[pod].status = *pods_.pods[pod].problem;
+    } else if (std::optional<Status> q = QueueGate({pod}, false)) {
+      out[pod].status = *q;
     } else {
       out[pod] = DecideSingle(pod);
       if (options_.preemption.enabled) Preempt(pod, out[pod]);
@@ -84,7 +87,14 @@ Decision Session::Decide(size_t pod) {
     return d;
   }
   if (order_->dynamic()) snap_.SetOrder(order_->Order(snap_));
-  if (p.gang < 0) return options_.placer != nullptr ? DecidePicked(pod) : DecideSingle(pod);
+  if (p.gang < 0) {
+    if (std::optional<Status> q = QueueGate({pod}, false)) {
+      Decision d;
+      d.status = *q;
+      return d;
+    }
+    return options_.placer != nullptr ? DecidePicked(pod) : DecideSingle(pod);
+  }
   std::vector<Decision> out(pods_.pods.size());
   DecideGang(static_cast<size_t>(p.gang), out);
   return out[pod];
@@ -99,6 +109,7 @@ absl::Status Session::Evict(size_t pod) {
   absl::Status st = stmt.Evict(pods_.pods[pod].key);
   if (!st.ok()) return st;
   stmt.Commit();
+  RefundQueue(pod);
   if (options_.placer != nullptr) options_.placer->Unreserve(pods_.pods[pod], node, choices);
   return st;
 }
@@ -117,8 +128,13 @@ Decision Session::DecidePicked(size_t pod) {
   Statement stmt(snap_);
   Rule rule = Rule::kCount;
   Status st = PlaceGroup({pod}, pick->node, stmt, nullptr, rule);
-  if (st.ok()) {
+  std::optional<Status> over;
+  if (st.ok()) over = QueueGate({pod}, true);
+  if (over) {
+    d.status = *over;  // the statement rolls back
+  } else if (st.ok()) {
     stmt.Commit();
+    ChargeQueues({pod});
     Fill(pod, pick->node, d);
     options_.placer->Reserve(pods_.pods[pod], pick->node, ChoicesOf(pod));
   } else {
@@ -159,6 +175,9 @@ void Session::PlaceBound(std::vector<Decision>& out) {
     }
   }
   stmt.Commit();
+  for (const PodInfo& p : pods_.pods) {
+    if (!p.bound_node.empty()) ChargeQueues({p.input});
+  }
 }
 
 Decision Session::DecideSingle(size_t pod) {
@@ -167,10 +186,15 @@ Decision Session::DecideSingle(size_t pod) {
   Statement stmt(snap_);
   Status error;
   model::NodeId node = PlacePod(pod, stmt, nullptr, nullptr, error);
+  std::optional<Status> over;
+  if (error.ok() && node != model::kNoId) over = QueueGate({pod}, true);
   if (!error.ok()) {
     d.status = error;
+  } else if (over) {
+    d.status = *over;  // the statement rolls back
   } else if (node != model::kNoId) {
     stmt.Commit();
+    ChargeQueues({pod});
     Fill(pod, node, d);
   } else if (options_.explain) {
     d.status = Diagnose(pod, nullptr);

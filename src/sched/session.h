@@ -30,6 +30,8 @@
 #include "alloc/allocator.h"
 #include "sched/plugins.h"
 #include "sched/pod_set.h"
+#include "sched/queue_ledger.h"
+#include "sched/queues.h"
 #include "sched/snapshot.h"
 #include "sched/statement.h"
 #include "sched/status.h"
@@ -100,6 +102,12 @@ struct SessionOptions {
   // time on its own.
   const util::Clock* clock = nullptr;
   PreemptionOptions preemption;
+  // Borrowed; when set and not empty, every pod must be in a leaf queue (else Unresolvable,
+  // stage queue) and Run and Decide place work only while its queue and the queue's parents
+  // stay within their limits (sched/queue_ledger.h; else Unschedulable, stage queue: it waits
+  // and does not preempt). The limit is checked on the placement found, not searched for: a
+  // firstAvailable claim is not steered to a smaller alternative to stay within a `gpu` limit.
+  const QueueTree* queues = nullptr;
 };
 
 class Session {
@@ -214,6 +222,16 @@ class Session {
   // ---- diagnose.cc
   Status Diagnose(size_t pod, const std::vector<model::NodeId>* nodes);
 
+  // ---- queue_gate.cc (no-ops without SessionOptions::queues)
+  void SetUpQueues();
+  // Why `pods` may not be placed now: a pod in no queue, or, before placement
+  // (`placed` false), what they need at least takes a queue over its limit; after it, what
+  // they hold in the snapshot does. nullopt when they may.
+  std::optional<Status> QueueGate(const std::vector<size_t>& pods, bool placed) const;
+  // Counts what the placed `pods` hold against their queues (Evict gives it back).
+  void ChargeQueues(const std::vector<size_t>& pods);
+  void RefundQueue(size_t pod);
+
   Snapshot& snap_;
   const PodSet& pods_;
   SessionOptions options_;
@@ -236,6 +254,10 @@ class Session {
   std::vector<bool> doomed_;                              // jobs chosen as victims in this pass
   std::map<model::NodeId, std::vector<size_t>> holders_;  // node -> pods it is held for
   int64_t preempt_calls_ = 0;
+  // Queue limits (queue_gate.cc).
+  std::unique_ptr<QueueLedger> ledger_;
+  std::vector<QueueChoice> queue_of_;      // per pod
+  std::map<size_t, QueueCharge> charges_;  // pod -> what it holds against its queue
 };
 
 }  // namespace gpuplane::sched

@@ -80,8 +80,8 @@ std::string_view CodeName(Code c) {
 }
 
 std::string_view StageName(Stage s) {
-  static constexpr std::string_view kNames[] = {"",        "input", "claims",  "nodes",
-                                                "devices", "gang",  "topology"};
+  static constexpr std::string_view kNames[] = {"",        "input", "claims",   "nodes",
+                                                "devices", "gang",  "topology", "queue"};
   return kNames[static_cast<int>(s)];
 }
 
@@ -107,6 +107,12 @@ std::string Render(const Status& s) {
 std::string Hint(const Status& s) {
   if (s.ok()) return "";
   const std::optional<DeviceCause>& d = s.device;
+  if (s.stage == Stage::kQueue) {
+    return s.code == Code::kUnresolvable
+               ? "a queue for the work: the Queue, label or namespace named above"
+               : "work of that queue (or of its parents) ending, or a higher limit in the "
+                 "Queue's spec.resources";
+  }
   if (s.code == Code::kUnresolvable) {
     if (d && d->best_matching >= 0 && d->count > d->best_matching) {
       return util::Cat("no node will ever fit: request ", d->request, " of ", d->claim, " needs ",

@@ -17,7 +17,16 @@
 namespace gpuplane::sched {
 
 enum class Code : uint8_t { kSuccess, kUnschedulable, kUnresolvable, kError };
-enum class Stage : uint8_t { kNone, kInput, kClaims, kNodes, kDevices, kGang, kTopology };
+enum class Stage : uint8_t {
+  kNone,
+  kInput,
+  kClaims,
+  kNodes,
+  kDevices,
+  kGang,
+  kTopology,
+  kQueue,  // the work's queue: none, or over its limit (sched/queue_ledger.h)
+};
 
 // Why one node was rejected for a pod: the first rule that rejected it.
 enum class Rule : uint8_t {
