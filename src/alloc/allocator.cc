@@ -93,9 +93,10 @@ class Search {
     size_t request;
   };
 
-  const Alternative& Alt(const Slot& s, size_t a) const {
-    return claims_[s.claim]->requests[s.request].alternatives[a];
+  const std::vector<Alternative>& Alts(const Slot& s) const {
+    return claims_[s.claim]->requests[s.request].alternatives;
   }
+  const Alternative& Alt(const Slot& s, size_t a) const { return Alts(s)[a]; }
 
   // Devices of the node that pass the static filters (selectors, taints), in inventory order.
   const std::vector<DeviceId>& Candidates(size_t slot, size_t alt) {
@@ -450,46 +451,76 @@ class Search {
   void ComputeClasses() {
     classes_ready_ = true;
     const std::vector<DeviceId>& devs = inv_.nodes()[node_].devices;
-    std::vector<std::string> attrs = scorer_.attributes();
+    std::vector<const std::string*> attrs;  // read by constraints (StaticId has the scorer's)
     for (const CompiledClaim* c : claims_) {
-      for (const CompiledConstraint& k : c->constraints) attrs.push_back(k.attribute);
+      for (const CompiledConstraint& k : c->constraints) attrs.push_back(&k.attribute);
     }
-    // Alternatives whose candidates are known already need no second CEL evaluation: a
-    // device passed their static filters exactly when it is among them (an error there would
-    // have stopped the search).
-    std::map<std::pair<size_t, size_t>, std::vector<char>> known;
-    for (const auto& [key, cands] : candidates_) {
-      std::vector<char>& member = known[key];
-      member.assign(devs.size(), 'n');
-      for (DeviceId d : cands) {
-        member[std::lower_bound(devs.begin(), devs.end(), d) - devs.begin()] = 'y';
-      }
-    }
-    std::unordered_map<std::string, std::vector<size_t>> groups;
+    // Per device a row of small integers: in use, how each alternative's static filters treat
+    // it, its static id, the constraint attributes' values (interned); equal rows, one class.
+    // Alternatives whose candidates are known already need no second CEL evaluation: a device
+    // passed their static filters exactly when it is among them (an error there would have
+    // stopped the search).
+    size_t alternatives = 0;
+    for (const Slot& slot : slots_) alternatives += Alts(slot).size();
+    const size_t width = 2 + alternatives + attrs.size();
+    std::vector<int32_t> rows(devs.size() * width, -1);
+    std::vector<size_t> eligible;
+    eligible.reserve(devs.size());
     for (size_t pos = 0; pos < devs.size(); ++pos) {
       DeviceId d = devs[pos];
       if (Shareable(d) || !inv_.devices()[d].consumes.empty()) continue;
-      std::string key = state_.in_use(d) ? "u" : "f";
-      for (size_t slot = 0; slot < slots_.size(); ++slot) {
-        const CompiledRequest& req = claims_[slots_[slot].claim]->requests[slots_[slot].request];
-        for (size_t a = 0; a < req.alternatives.size(); ++a) {
-          auto it = known.find({slot, a});
-          key.push_back(it != known.end() ? it->second[pos] : StaticCode(req.alternatives[a], d));
+      eligible.push_back(pos);
+      rows[pos * width] = state_.in_use(d) ? 1 : 0;
+      rows[pos * width + 1] = StaticId(d);
+    }
+    size_t column = 2;
+    for (size_t slot = 0; slot < slots_.size(); ++slot) {
+      const std::vector<Alternative>& alts = Alts(slots_[slot]);
+      for (size_t a = 0; a < alts.size(); ++a, ++column) {
+        auto it = candidates_.find({slot, a});
+        if (it != candidates_.end()) {
+          for (size_t pos : eligible) rows[pos * width + column] = 'n';
+          for (DeviceId d : it->second) {
+            rows[(std::lower_bound(devs.begin(), devs.end(), d) - devs.begin()) * width + column] =
+                'y';
+          }
+          continue;
+        }
+        for (size_t pos : eligible) {
+          rows[pos * width + column] = static_cast<unsigned char>(StaticCode(alts[a], devs[pos]));
         }
       }
-      util::Append(key, "#", StaticId(d));
-      for (size_t i = scorer_.attributes().size(); i < attrs.size(); ++i) {
-        const api::DeviceAttribute* v = inv_.Attribute(d, attrs[i]);
-        util::Append(key, "|", v == nullptr ? "-" : model::AttributeKey(*v));
-      }
-      groups[key].push_back(pos);
     }
+    std::unordered_map<std::string, int32_t> values;
+    for (size_t i = 0; i < attrs.size(); ++i, ++column) {
+      for (size_t pos : eligible) {
+        const api::DeviceAttribute* v = inv_.Attribute(devs[pos], *attrs[i]);
+        rows[pos * width + column] =
+            v == nullptr
+                ? -1
+                : values.emplace(model::AttributeKey(*v), static_cast<int32_t>(values.size()))
+                      .first->second;
+      }
+    }
+    auto row = [&](size_t pos) { return rows.begin() + static_cast<std::ptrdiff_t>(pos * width); };
+    std::sort(eligible.begin(), eligible.end(), [&](size_t a, size_t b) {
+      return std::lexicographical_compare(row(a), row(a) + static_cast<std::ptrdiff_t>(width),
+                                          row(b), row(b) + static_cast<std::ptrdiff_t>(width));
+    });
     class_.assign(devs.size(), -1);
     int32_t next = 0;
-    for (const auto& [key, members] : groups) {
-      if (members.size() < 2) continue;
-      for (size_t pos : members) class_[pos] = next;
-      ++next;
+    for (size_t i = 0; i < eligible.size();) {
+      size_t j = i + 1;
+      while (j < eligible.size() &&
+             std::equal(row(eligible[i]), row(eligible[i]) + static_cast<std::ptrdiff_t>(width),
+                        row(eligible[j]))) {
+        ++j;
+      }
+      if (j - i >= 2) {
+        for (size_t k = i; k < j; ++k) class_[eligible[k]] = next;
+        ++next;
+      }
+      i = j;
     }
   }
 
@@ -533,7 +564,8 @@ class Search {
     out.results.resize(claims_.size());
     for (size_t c = 0; c < claims_.size(); ++c) {
       api::AllocationResult& r = out.results[c];
-      std::vector<std::pair<std::string, std::vector<std::string>>> classes;  // class -> requests
+      // class -> its requests' result names (borrowed from the compiled claim)
+      std::vector<std::pair<const std::string*, std::vector<const std::string*>>> classes;
       bool node_local = false;
       for (size_t i = 0; i < chosen_.size(); ++i) {
         const Choice& ch = chosen_[i];
@@ -561,19 +593,23 @@ class Search {
         node_local = node_local || info.node != model::kNoId;
         r.devices.results.push_back(std::move(res));
         auto it = std::find_if(classes.begin(), classes.end(),
-                               [&](const auto& p) { return p.first == alt.class_name; });
+                               [&](const auto& p) { return *p.first == alt.class_name; });
         if (it == classes.end()) {
-          classes.emplace_back(alt.class_name, std::vector<std::string>{alt.result_name});
-        } else if (std::find(it->second.begin(), it->second.end(), alt.result_name) ==
-                   it->second.end()) {
-          it->second.push_back(alt.result_name);
+          classes.emplace_back(&alt.class_name, std::vector<const std::string*>{&alt.result_name});
+        } else if (std::none_of(it->second.begin(), it->second.end(),
+                                [&](const std::string* n) { return *n == alt.result_name; })) {
+          it->second.push_back(&alt.result_name);
         }
       }
       for (const auto& [cls, requests] : classes) {  // FromClass entries come first
-        const api::DeviceClass* dc = inv_.FindClass(cls);
+        const api::DeviceClass* dc = inv_.FindClass(*cls);
+        if (dc->spec.config.empty()) continue;
+        std::vector<std::string> names;
+        names.reserve(requests.size());
+        for (const std::string* n : requests) names.push_back(*n);
         for (const api::DeviceClassConfiguration& cfg : dc->spec.config) {
           r.devices.config.push_back(
-              api::DeviceAllocationConfiguration{"FromClass", requests, cfg.opaque});
+              api::DeviceAllocationConfiguration{"FromClass", names, cfg.opaque});
         }
       }
       for (const api::DeviceClaimConfiguration& cfg : claims_[c]->config) {

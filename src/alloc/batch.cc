@@ -1,10 +1,10 @@
 #include "alloc/batch.h"
 
 #include <algorithm>
-#include <map>
 #include <memory>
 #include <optional>
-#include <set>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "alloc/allocator.h"
 #include "alloc/node_index.h"
@@ -33,8 +33,8 @@ api::ResourceClaim FromTemplate(const api::ResourceClaimTemplate& t, const std::
 absl::StatusOr<std::vector<AllocationUnit>> AllocationUnits(
     const std::vector<api::SourcedObject>& objects) {
   std::vector<AllocationUnit> units;
-  std::map<std::string, const api::ResourceClaimTemplate*> templates;
-  std::map<std::string, const api::ResourceClaim*> claims;
+  std::unordered_map<std::string, const api::ResourceClaimTemplate*> templates;
+  std::unordered_map<std::string, const api::ResourceClaim*> claims;
   for (const api::SourcedObject& o : objects) {
     if (const auto* t = std::get_if<api::ResourceClaimTemplate>(&o.object)) {
       templates[t->metadata.namespace_name + "/" + t->metadata.name] = t;
@@ -44,7 +44,7 @@ absl::StatusOr<std::vector<AllocationUnit>> AllocationUnits(
   }
   // A template is instantiated once per Pod that uses it; one that no Pod uses counts as one
   // use by itself.
-  std::set<std::string> used_by_pods;
+  std::unordered_set<std::string> used_by_pods;
   for (const api::SourcedObject& o : objects) {
     if (const auto* p = std::get_if<api::Pod>(&o.object)) {
       for (const api::PodResourceClaim& rc : p->spec.resource_claims) {
@@ -55,7 +55,7 @@ absl::StatusOr<std::vector<AllocationUnit>> AllocationUnits(
     }
   }
   // A claim that Pods name is allocated with the first Pod that names it, not on its own.
-  std::set<std::string> named_by_pods, allocated_with_a_pod;
+  std::unordered_set<std::string> named_by_pods, allocated_with_a_pod;
   for (const api::SourcedObject& o : objects) {
     if (const auto* p = std::get_if<api::Pod>(&o.object)) {
       for (const api::PodResourceClaim& rc : p->spec.resource_claims) {
@@ -65,7 +65,7 @@ absl::StatusOr<std::vector<AllocationUnit>> AllocationUnits(
       }
     }
   }
-  std::map<std::string, int> uses;
+  std::unordered_map<std::string, int> uses;
   for (const api::SourcedObject& o : objects) {
     if (const auto* c = std::get_if<api::ResourceClaim>(&o.object)) {
       std::string key = c->metadata.namespace_name + "/" + c->metadata.name;
@@ -267,7 +267,8 @@ class InOrder {
     return absl::OkStatus();
   }
 
-  void Record(AllocationUnit& u, model::NodeId chosen, const Outcome& outcome,
+  // Moves the unit's claims and the outcome's results into the run's result.
+  void Record(AllocationUnit& u, model::NodeId chosen, Outcome& outcome,
               const std::vector<std::string>& reasons) {
     for (size_t i = 0; i < u.claims.size(); ++i) {
       ClaimOutcome co;
@@ -275,12 +276,12 @@ class InOrder {
       co.allocated = chosen != model::kNoId;
       std::string key = co.claim.metadata.namespace_name + "/" + co.claim.metadata.name;
       if (co.allocated) {
-        co.claim.status.allocation = outcome.results[i];
         co.node = inv_.nodes()[chosen].name;
-        placed_[key] = outcome.results[i].node_selector ? co.node : "";
+        placed_[std::move(key)] = outcome.results[i].node_selector ? co.node : "";
+        co.claim.status.allocation = std::move(outcome.results[i]);
       } else {
         co.reasons = reasons;
-        placed_[key] = std::nullopt;
+        placed_[std::move(key)] = std::nullopt;
       }
       out_.claims.push_back(std::move(co));
     }
@@ -296,7 +297,7 @@ class InOrder {
   std::vector<model::NodeId> nodes_;
   // Where each claim allocated so far runs: a node, "" when not node-local, absent when it
   // could not be allocated.
-  std::map<std::string, std::optional<std::string>> placed_;
+  std::unordered_map<std::string, std::optional<std::string>> placed_;
   BatchResult out_;
 };
 

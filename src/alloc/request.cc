@@ -1,5 +1,6 @@
 #include "alloc/request.h"
 
+#include <optional>
 #include <string_view>
 
 #include "cel/device_env.h"
@@ -51,8 +52,23 @@ std::vector<CapacityRequest> ResolveCapacity(const std::map<std::string, api::Qu
   return out;
 }
 
-absl::StatusOr<Alternative> CompileAlternative(const std::string& claim, const std::string& field,
-                                               std::string result_name,
+// Where an alternative is written, spelled out only for an error ("ResourceClaim ns/name",
+// "spec.devices.requests[0].firstAvailable[1]").
+struct Where {
+  const std::string& ns;
+  const std::string& name;
+  size_t request;
+  std::optional<size_t> sub;  // firstAvailable index; none: exactly
+  std::string Claim() const {
+    return util::Cat("ResourceClaim ", ns.empty() ? "" : ns + "/", name);
+  }
+  std::string Field() const {
+    return sub ? util::Cat("spec.devices.requests[", request, "].firstAvailable[", *sub, "]")
+               : util::Cat("spec.devices.requests[", request, "].exactly");
+  }
+};
+
+absl::StatusOr<Alternative> CompileAlternative(const Where& where, std::string result_name,
                                                const api::ExactDeviceRequest& r,
                                                const model::Inventory& inventory,
                                                SelectorCache& cache) {
@@ -62,27 +78,28 @@ absl::StatusOr<Alternative> CompileAlternative(const std::string& claim, const s
   const api::DeviceClass* cls = inventory.FindClass(r.device_class_name);
   if (cls == nullptr) {
     return absl::NotFoundError(util::Cat(
-        claim, ": ", field, ".deviceClassName: DeviceClass \"", r.device_class_name,
+        where.Claim(), ": ", where.Field(), ".deviceClassName: DeviceClass \"", r.device_class_name,
         "\" does not exist", util::DidYouMean(r.device_class_name, inventory.ClassNames())));
   }
-  auto add = [&](const std::vector<api::DeviceSelector>& selectors, bool from_class,
-                 const std::string& where) -> absl::Status {
+  // `in_class`: the DeviceClass's selectors (else the request's own).
+  auto add = [&](const std::vector<api::DeviceSelector>& selectors, bool in_class) -> absl::Status {
     for (size_t i = 0; i < selectors.size(); ++i) {
       if (!selectors[i].cel) continue;
       const std::string& expr = selectors[i].cel->expression;
       absl::StatusOr<cel::Program> p = cache.Get(expr);
       if (!p.ok()) {
-        return absl::InvalidArgumentError(
-            util::Cat(claim, ": ", where, ".selectors[", i,
-                      "].cel.expression: ", std::string(p.status().message())));
+        return absl::InvalidArgumentError(util::Cat(
+            where.Claim(), ": ",
+            in_class ? util::Cat("DeviceClass ", cls->metadata.name, " spec") : where.Field(),
+            ".selectors[", i, "].cel.expression: ", std::string(p.status().message())));
       }
-      alt.selectors.push_back(Selector{expr, *p, from_class});
+      alt.selectors.push_back(Selector{expr, *p, in_class});
     }
     return absl::OkStatus();
   };
-  absl::Status s = add(cls->spec.selectors, true, "DeviceClass " + cls->metadata.name + " spec");
+  absl::Status s = add(cls->spec.selectors, true);
   if (!s.ok()) return s;
-  s = add(r.selectors, false, field);
+  s = add(r.selectors, false);
   if (!s.ok()) return s;
   alt.all = r.allocation_mode == "All";
   alt.count = r.count.value_or(0) > 0 ? *r.count : 1;  // 0 is unset, as in Kubernetes
@@ -107,24 +124,21 @@ absl::StatusOr<CompiledClaim> CompileClaim(const std::string& ns, const std::str
   CompiledClaim out;
   out.ns = ns;
   out.name = name;
-  std::string label = util::Cat("ResourceClaim ", ns.empty() ? "" : ns + "/", name);
   const std::vector<api::DeviceRequest>& requests = spec.devices.requests;
   for (size_t i = 0; i < requests.size(); ++i) {
     const api::DeviceRequest& r = requests[i];
     CompiledRequest cr;
     cr.name = r.name;
-    std::string field = util::Cat("spec.devices.requests[", i, "]");
     if (r.exactly) {
-      absl::StatusOr<Alternative> alt =
-          CompileAlternative(label, field + ".exactly", r.name, *r.exactly, inventory, cache);
+      absl::StatusOr<Alternative> alt = CompileAlternative(Where{ns, name, i, std::nullopt}, r.name,
+                                                           *r.exactly, inventory, cache);
       if (!alt.ok()) return alt.status();
       cr.alternatives.push_back(std::move(*alt));
     }
     for (size_t j = 0; j < r.first_available.size(); ++j) {
       const api::DeviceSubRequest& sub = r.first_available[j];
-      absl::StatusOr<Alternative> alt =
-          CompileAlternative(label, util::Cat(field, ".firstAvailable[", j, "]"),
-                             r.name + "/" + sub.name, sub, inventory, cache);
+      absl::StatusOr<Alternative> alt = CompileAlternative(
+          Where{ns, name, i, j}, util::Cat(r.name, "/", sub.name), sub, inventory, cache);
       if (!alt.ok()) return alt.status();
       cr.alternatives.push_back(std::move(*alt));
     }
@@ -140,8 +154,9 @@ absl::StatusOr<CompiledClaim> CompileClaim(const std::string& ns, const std::str
       size_t k = 0;
       while (k < out.requests.size() && out.requests[k].name != base) ++k;
       if (k == out.requests.size()) {
-        return absl::InvalidArgumentError(util::Cat(label, ": spec.devices.constraints[", i,
-                                                    "]: \"", ref, "\" names no request"));
+        return absl::InvalidArgumentError(util::Cat(Where{ns, name, 0, {}}.Claim(),
+                                                    ": spec.devices.constraints[", i, "]: \"", ref,
+                                                    "\" names no request"));
       }
       cc.requests.emplace_back(k, ref);
     }

@@ -1,6 +1,8 @@
 #include "cel/device_env.h"
 
-#include <map>
+#include <algorithm>
+#include <utility>
+#include <vector>
 
 #include "cel/library.h"
 
@@ -8,10 +10,22 @@ namespace gpuplane::cel {
 namespace {
 
 // Splits "domain/name"; unqualified names belong to the driver's domain.
-std::pair<std::string, std::string> Qualify(std::string_view driver, const std::string& key) {
+std::pair<std::string_view, std::string_view> Qualify(std::string_view driver,
+                                                      std::string_view key) {
   size_t slash = key.find('/');
-  if (slash == std::string::npos) return {std::string(driver), key};
+  if (slash == std::string_view::npos) return {driver, key};
   return {key.substr(0, slash), key.substr(slash + 1)};
+}
+
+// Entries per domain, the domains in name order (as a std::map would keep them); a device has
+// one or two domains, so a short vector searched linearly.
+using Domains = std::vector<std::pair<std::string_view, std::vector<MapEntry>>>;
+
+std::vector<MapEntry>& DomainOf(Domains& domains, std::string_view domain) {
+  for (auto& [name, entries] : domains) {
+    if (name == domain) return entries;
+  }
+  return domains.emplace_back(domain, std::vector<MapEntry>()).second;
 }
 
 Value AttributeValue(const api::DeviceAttribute& a, DeviceValueCache& cache) {
@@ -22,7 +36,9 @@ Value AttributeValue(const api::DeviceAttribute& a, DeviceValueCache& cache) {
   return Value::Null();
 }
 
-Value DomainMap(std::map<std::string, std::vector<MapEntry>>& domains, DeviceValueCache& cache) {
+Value DomainMap(Domains& domains, DeviceValueCache& cache) {
+  std::sort(domains.begin(), domains.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
   std::vector<MapEntry> entries;
   entries.reserve(domains.size());
   for (auto& [domain, names] : domains) {
@@ -33,9 +49,10 @@ Value DomainMap(std::map<std::string, std::vector<MapEntry>>& domains, DeviceVal
 
 }  // namespace
 
-Value DeviceValueCache::String(const std::string& s) {
+Value DeviceValueCache::String(std::string_view s) {
   auto it = strings_.find(s);
-  if (it == strings_.end()) it = strings_.emplace(s, Value::String(s)).first;
+  if (it == strings_.end())
+    it = strings_.emplace(std::string(s), Value::String(std::string(s))).first;
   return it->second;
 }
 
@@ -58,19 +75,19 @@ Value DeviceValueCache::Quantity(const api::Quantity& q) {
 Value DeviceValue(std::string_view driver, const api::Device& device, DeviceValueCache* cache) {
   DeviceValueCache local;
   DeviceValueCache& c = cache != nullptr ? *cache : local;
-  std::map<std::string, std::vector<MapEntry>> attrs;
+  Domains attrs;
   for (const auto& [key, a] : device.attributes) {
     auto [domain, name] = Qualify(driver, key);
-    attrs[domain].push_back(MapEntry{c.String(name), AttributeValue(a, c)});
+    DomainOf(attrs, domain).push_back(MapEntry{c.String(name), AttributeValue(a, c)});
   }
-  std::map<std::string, std::vector<MapEntry>> caps;
+  Domains caps;
   for (const auto& [key, q] : device.capacity) {
     auto [domain, name] = Qualify(driver, key);
-    caps[domain].push_back(MapEntry{c.String(name), c.Quantity(q.value)});
+    DomainOf(caps, domain).push_back(MapEntry{c.String(name), c.Quantity(q.value)});
   }
   std::vector<MapEntry> fields;
   fields.reserve(4);
-  fields.push_back(MapEntry{c.String("driver"), c.String(std::string(driver))});
+  fields.push_back(MapEntry{c.String("driver"), c.String(driver)});
   fields.push_back(MapEntry{c.String("attributes"), DomainMap(attrs, c)});
   fields.push_back(MapEntry{c.String("capacity"), DomainMap(caps, c)});
   fields.push_back(MapEntry{c.String("allowMultipleAllocations"),

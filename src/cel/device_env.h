@@ -22,12 +22,16 @@ namespace gpuplane::cel {
 // invisible. Owned by the caller of DeviceValue; not thread-safe.
 class DeviceValueCache {
  public:
-  Value String(const std::string& s);
+  Value String(std::string_view s);
   Value Version(const std::string& v);  // a semver, or the string when it is not one
   Value Quantity(const api::Quantity& q);
 
  private:
-  std::unordered_map<std::string, Value> strings_, versions_, quantities_;
+  struct Hash {
+    using is_transparent = void;  // NOLINT(readability-identifier-naming): the standard's name
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  std::unordered_map<std::string, Value, Hash, std::equal_to<>> strings_, versions_, quantities_;
 };
 
 // Build once per device and reuse for every selector evaluated against it. `cache` (may be
