@@ -68,6 +68,7 @@ const std::vector<Session::Job>& Session::RunningJobs() {
     if (j == jobs_.size()) {
       jobs_.emplace_back();
       jobs_.back().priority = p.priority;
+      jobs_.back().queue = ledger_ ? queue_of_[i].queue : -1;
       claims.emplace_back();
     }
     Job& job = jobs_[j];
@@ -115,11 +116,17 @@ std::optional<model::NodeId> Session::Leaving(const PodInfo& p) {
   return std::nullopt;
 }
 
-std::vector<size_t> Session::EligibleJobs(int32_t priority) {
+std::vector<size_t> Session::EligibleJobs(const Preemptor& pre) {
   std::vector<size_t> out;
   const std::vector<Job>& jobs = RunningJobs();
+  const std::vector<QueueUse> queues = QueueUses();
+  Running r;
   for (size_t j = 0; j < jobs.size(); ++j) {
-    if (jobs[j].evictable && !doomed_[j] && jobs[j].priority < priority) out.push_back(j);
+    if (!jobs[j].evictable || doomed_[j]) continue;
+    r.placement = {{0, jobs[j].devices}};
+    r.queue = jobs[j].queue;
+    r.priority = jobs[j].priority;
+    if (MayEvict(pre, r, queues)) out.push_back(j);
   }
   return out;
 }
@@ -185,8 +192,8 @@ Session::VictimSet Session::MakeVictimSet(model::NodeId n, std::vector<size_t> j
   return c;
 }
 
-std::optional<Session::VictimSet> Session::VictimsOnNode(size_t pod, model::NodeId n,
-                                                         std::vector<size_t> jobs,
+std::optional<Session::VictimSet> Session::VictimsOnNode(size_t pod, const Preemptor& pre,
+                                                         model::NodeId n, std::vector<size_t> jobs,
                                                          const std::optional<VictimSet>& bound) {
   // No set here beats `bound` when its cheapest single job does not (a set costs at least as
   // much as each of its jobs).
@@ -214,6 +221,7 @@ std::optional<Session::VictimSet> Session::VictimsOnNode(size_t pod, model::Node
       std::vector<size_t> without = Without(kept, j);
       if (fits(without)) kept = std::move(without);
     }
+    if (!KeepsQueueFloors(pre, kept)) return std::nullopt;
     return MakeVictimSet(n, std::move(kept));
   }
   // Every subset, cheapest first: the first that fits is this node's best; none that is not
@@ -230,6 +238,7 @@ std::optional<Session::VictimSet> Session::VictimsOnNode(size_t pod, model::Node
                    [](const VictimSet& a, const VictimSet& b) { return a.Better(b); });
   for (VictimSet& c : subsets) {
     if ((bound && !c.Better(*bound)) || preempt_calls_ > options_.preemption.budget) break;
+    if (!KeepsQueueFloors(pre, c.jobs)) continue;
     if (c.jobs.size() == jobs.size() || fits(c.jobs)) return std::move(c);
   }
   return std::nullopt;
@@ -245,8 +254,9 @@ void Session::Preempt(size_t pod, Decision& d) {
     d.nominated = *n;  // its victims are leaving: it waits for them (the node is held)
     return;
   }
-  std::vector<size_t> eligible = EligibleJobs(p.priority);
-  if (eligible.empty()) return;
+  const Preemptor pre = PreemptorOf({pod}, p.priority);
+  std::vector<size_t> eligible = EligibleJobs(pre);
+  if (eligible.empty()) return NoteFairShare(pre, d.status);
   std::map<model::NodeId, std::vector<size_t>> on;  // node -> eligible jobs with a pod there
   for (size_t j : eligible) {
     for (model::NodeId n : jobs_[j].nodes) {
@@ -263,13 +273,14 @@ void Session::Preempt(size_t pod, Decision& d) {
   std::optional<VictimSet> best;
   for (model::NodeId n : nodes) {
     if (preempt_calls_ > options_.preemption.budget) break;
-    std::optional<VictimSet> here = VictimsOnNode(pod, n, on[n], best);
+    std::optional<VictimSet> here = VictimsOnNode(pod, pre, n, on[n], best);
     if (here && (!best || here->Better(*best))) best = std::move(here);
   }
-  if (!best) return;
+  if (!best) return NoteFairShare(pre, d.status);
   d.nominated = best->node;
   d.victims = VictimPods(best->jobs, d.lost_gpu_seconds);
   for (size_t j : best->jobs) doomed_[j] = true;
+  NoteReclaim(pre, best->jobs);
   holders_[best->node].push_back(pod);
 }
 
@@ -314,7 +325,8 @@ void Session::PreemptGang(size_t gang, std::vector<Decision>& out) {
     priority = std::min(priority, p.priority);
   }
   if (members.empty() || leaving) return;  // waiting for victims it preempted before
-  std::vector<size_t> eligible = EligibleJobs(priority);
+  const Preemptor pre = PreemptorOf(members, priority);
+  std::vector<size_t> eligible = EligibleJobs(pre);
   if (eligible.empty()) return;
   Statement stmt(snap_);
   // Places the gang with `victims` gone; the nodes of its members in `where`.
@@ -353,9 +365,11 @@ void Session::PreemptGang(size_t gang, std::vector<Decision>& out) {
       where = w;
     }
   }
+  if (!KeepsQueueFloors(pre, kept)) return;
   double lost = 0;
   std::vector<size_t> victims = VictimPods(kept, lost);
   for (size_t j : kept) doomed_[j] = true;
+  NoteReclaim(pre, kept);
   for (const auto& [m, n] : where) {
     out[m].nominated = n;
     out[m].victims = victims;

@@ -1,9 +1,14 @@
-// Session's queue limits (declared in session.h): which leaf queue each pod is in, the gate
-// before and after placing a job, and what placed pods hold against their queues.
+// Session's queues (declared in session.h): which leaf queue each pod is in, the limit gate
+// before and after placing a job, what placed pods hold against their queues, and the fair
+// shares reclaim across queues keeps.
+#include <algorithm>
+#include <cstdint>
 #include <utility>
 #include <vector>
 
+#include "sched/fair_share.h"
 #include "sched/session.h"
+#include "util/strings.h"
 
 namespace gpuplane::sched {
 
@@ -47,6 +52,101 @@ void Session::RefundQueue(size_t pod) {
   if (it == charges_.end()) return;
   ledger_->Refund(it->second);
   charges_.erase(it);
+}
+
+namespace {
+
+// Devices a waiting pod needs at least: its unallocated claims' ExactCount requests, and one
+// per firstAvailable request (its smallest alternative).
+int MinDevices(const PodInfo& p, const Snapshot& snap) {
+  int n = 0;
+  for (const ClaimUse& u : p.claims) {
+    if (snap.claim(u.key) != nullptr) continue;
+    for (const api::DeviceRequest& r : u.claim.spec.devices.requests) {
+      if (r.exactly) {
+        const bool all = r.exactly->allocation_mode == "All";
+        if (!all && !r.exactly->admin_access.value_or(false)) {
+          n += static_cast<int>(std::max<int64_t>(1, r.exactly->count.value_or(1)));
+        }
+      } else if (!r.first_available.empty()) {
+        int64_t least = INT64_MAX;
+        for (const api::DeviceSubRequest& s : r.first_available) {
+          least = std::min<int64_t>(least, std::max<int64_t>(1, s.count.value_or(1)));
+        }
+        n += static_cast<int>(least);
+      }
+    }
+  }
+  return n;
+}
+
+}  // namespace
+
+Preemptor Session::PreemptorOf(const std::vector<size_t>& pods, int32_t priority) const {
+  Preemptor pre;
+  pre.priority = priority;
+  pre.queue = ledger_ && !pods.empty() ? queue_of_[pods.front()].queue : -1;
+  for (size_t p : pods) pre.pods.push_back(MinDevices(pods_.pods[p], snap_));
+  return pre;
+}
+
+std::vector<QueueUse> Session::QueueUses() {
+  if (!ledger_) return {};
+  const std::vector<QueueNode>& queues = options_.queues->queues();
+  if (fair_devices_.empty()) {
+    std::vector<double> demand(queues.size(), 0);
+    for (size_t q = 0; q < queues.size(); ++q) demand[q] = ledger_->devices(static_cast<int>(q));
+    for (size_t p = 0; p < pods_.pods.size(); ++p) {
+      if (queue_of_[p].queue < 0 || snap_.placement(pods_.pods[p].key) != nullptr) continue;
+      demand[queue_of_[p].queue] += MinDevices(pods_.pods[p], snap_);
+    }
+    // What the cluster has: devices that draw on no counters, and one per counter set (a
+    // partitionable GPU, whatever its partitions).
+    double capacity = static_cast<double>(snap_.inventory().counter_sets().size());
+    for (const model::DeviceInfo& d : snap_.inventory().devices()) {
+      if (d.consumes.empty()) capacity += 1;
+    }
+    fair_devices_ = FairShare(options_.queues->ShareInputs("gpu", demand), capacity);
+    reclaimed_.assign(queues.size(), 0);
+  }
+  std::vector<QueueUse> out(queues.size());
+  for (size_t q = 0; q < queues.size(); ++q) {
+    out[q] = {ledger_->devices(static_cast<int>(q)) + reclaimed_[q], fair_devices_[q]};
+  }
+  return out;
+}
+
+bool Session::KeepsQueueFloors(const Preemptor& pre, const std::vector<size_t>& jobs) {
+  if (!ledger_ || pre.queue < 0) return true;
+  std::vector<Running> running(jobs.size());
+  std::vector<size_t> all(jobs.size());
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    running[i].placement = {{0, jobs_[jobs[i]].devices}};
+    running[i].queue = jobs_[jobs[i]].queue;
+    running[i].priority = jobs_[jobs[i]].priority;
+    all[i] = i;
+  }
+  return KeepsFloors(pre, running, all, QueueUses());
+}
+
+void Session::NoteFairShare(const Preemptor& pre, Status& status) {
+  if (!ledger_ || pre.queue < 0) return;
+  const QueueUse use = QueueUses()[pre.queue];
+  if (use.allocated + pre.Gpus() <= use.fair + 1e-9) return;
+  util::Append(status.message, status.message.empty() ? "" : " ", "Queue ",
+               options_.queues->queues()[pre.queue].name, " is at its fair share (",
+               util::Fixed(use.allocated, 0), " of ", util::Fixed(use.fair, 1),
+               " devices) and may not reclaim from other queues for ", pre.Gpus(),
+               " more; it waits for its share to grow or its own work to end.");
+}
+
+void Session::NoteReclaim(const Preemptor& pre, const std::vector<size_t>& jobs) {
+  if (!ledger_ || pre.queue < 0) return;
+  (void)QueueUses();  // the shares are fixed before the first change
+  for (size_t j : jobs) {
+    if (jobs_[j].queue >= 0) reclaimed_[jobs_[j].queue] -= jobs_[j].devices;
+  }
+  reclaimed_[pre.queue] += pre.Gpus();
 }
 
 }  // namespace gpuplane::sched

@@ -78,7 +78,7 @@ std::string Amount(std::string_view key, double v) {
 }  // namespace
 
 QueueLedger::QueueLedger(const QueueTree& tree, const model::Inventory& inventory)
-    : tree_(tree), inv_(inventory), used_(tree.queues().size()) {
+    : tree_(tree), inv_(inventory), used_(tree.queues().size()), devices_(tree.queues().size()) {
   for (const QueueNode& q : tree_.queues()) {
     for (const auto& [key, resource] : q.resources) {
       if (!resource.limit) continue;
@@ -117,6 +117,7 @@ QueueCharge QueueLedger::ChargeOf(const std::vector<std::pair<const PodInfo*, in
       }
       for (const api::DeviceRequestAllocationResult& r : c->result.devices.results) {
         if (r.admin_access.value_or(false)) continue;
+        out.devices[queue] += 1;
         std::optional<model::DeviceId> d = inv_.FindDevice(r.driver, r.pool, r.device);
         if (d) AddDevice(ClassOf(u.claim, r.request), *d, into);
       }
@@ -176,6 +177,7 @@ std::optional<Status> QueueLedger::OverLimit(const QueueCharge& add) const {
 }
 
 void QueueLedger::Apply(const QueueCharge& c, double sign) {
+  for (const auto& [leaf, n] : c.devices) devices_[leaf] += sign * n;
   for (const auto& [leaf, amounts] : c.amounts) {
     for (int q = leaf; q >= 0; q = tree_.queues()[q].parent) {
       for (const auto& [key, v] : amounts) used_[q][key] += sign * v;

@@ -26,9 +26,11 @@
 
 namespace gpuplane::sched {
 
-// What some pods add to their queues: amounts per queue id and key, and the claims charged.
+// What some pods add to their queues: amounts per queue id and key, devices of any kind per
+// queue id (what reclaim across queues counts), and the claims charged.
 struct QueueCharge {
   std::map<int, std::map<std::string, double>> amounts;
+  std::map<int, double> devices;
   std::set<std::string> claims;
 };
 
@@ -55,6 +57,9 @@ class QueueLedger {
   void Charge(const QueueCharge& c);
   void Refund(const QueueCharge& c);
 
+  // Devices of any kind the placed work of leaf queue `queue` holds.
+  double devices(int queue) const { return devices_[queue]; }
+
  private:
   void AddDevice(const std::string& device_class, model::DeviceId d,
                  std::map<std::string, double>& into) const;
@@ -65,6 +70,7 @@ class QueueLedger {
   std::set<std::string, std::less<>> limited_;       // keys with a limit in some queue
   std::vector<std::string> models_;                  // the <model> of limited gpu/<model> keys
   std::vector<std::map<std::string, double>> used_;  // per queue id, key -> amount
+  std::vector<double> devices_;                      // per leaf queue id
   std::set<std::string> charged_claims_;
 };
 

@@ -36,6 +36,7 @@
 #include "sched/statement.h"
 #include "sched/status.h"
 #include "sched/topology.h"
+#include "sched/victims.h"
 #include "util/clock.h"
 
 namespace gpuplane::sched {
@@ -67,7 +68,12 @@ struct Decision {
 // status.nominatedNodeName, in later passes (Rule::kReserved). A pod with
 // preemptionPolicy Never does not preempt; one whose nominated node still has lower-priority
 // pods terminating or devices held by claims no placed pod uses (its victims leaving) waits
-// (nominated, no victims) rather than preempting more.
+// (nominated, no victims) rather than preempting more. With queues (SessionOptions::queues),
+// who may evict whom follows victims.h: within a queue, lower priority only; across queues
+// (reclaim), whatever the priorities, only while the preemptor's queue stays within its fair
+// share of the cluster's devices and every victim's queue at or above its own (shares from
+// the queues' `gpu` guarantee, limit and weight against their demand, once per pass); a pod
+// whose queue is at its share says so in its status.
 struct PreemptionOptions {
   bool enabled = false;
   double now = 0;  // seconds since 1970: lost work is counted up to this time
@@ -188,6 +194,7 @@ class Session {
     double lost = 0;                   // GPU-seconds lost by evicting it now
     int devices = 0;
     bool evictable = true;  // not leaving already, not protected
+    int queue = -1;         // its first pod's leaf queue (-1: no queues)
   };
 
  private:
@@ -199,7 +206,10 @@ class Session {
   // The pod's nominated node while victims are still leaving it (lower-priority pods
   // terminating there, or devices held by claims no placed pod uses); it then waits.
   std::optional<model::NodeId> Leaving(const PodInfo& p);
-  std::vector<size_t> EligibleJobs(int32_t priority);
+  // Jobs `pre` may evict (victims.h's MayEvict: lower priority in its queue, or without
+  // queues; across queues only while its queue stays within its fair share and theirs at or
+  // above theirs).
+  std::vector<size_t> EligibleJobs(const Preemptor& pre);
   absl::Status EvictJobs(Statement& stmt, const std::vector<size_t>& jobs) const;
   struct VictimSet {  // a pod's victims on one node
     model::NodeId node = model::kNoId;
@@ -212,7 +222,8 @@ class Session {
   VictimSet MakeVictimSet(model::NodeId n, std::vector<size_t> jobs) const;
   // The cheapest subset of `jobs` (allowed jobs with a pod on `n`) whose eviction lets `pod`
   // fit on `n`, when cheaper than `bound`.
-  std::optional<VictimSet> VictimsOnNode(size_t pod, model::NodeId n, std::vector<size_t> jobs,
+  std::optional<VictimSet> VictimsOnNode(size_t pod, const Preemptor& pre, model::NodeId n,
+                                         std::vector<size_t> jobs,
                                          const std::optional<VictimSet>& bound);
   void Preempt(size_t pod, Decision& d);
   void PreemptGang(size_t gang, std::vector<Decision>& out);
@@ -231,6 +242,19 @@ class Session {
   // Counts what the placed `pods` hold against their queues (Evict gives it back).
   void ChargeQueues(const std::vector<size_t>& pods);
   void RefundQueue(size_t pod);
+  // Reclaim across queues: the preemptor that `pods` (waiting, of one job) are, with the
+  // devices each needs at least and its queue (-1 without queues).
+  Preemptor PreemptorOf(const std::vector<size_t>& pods, int32_t priority) const;
+  // Each queue's devices now (placed work, less the victims chosen in this pass, plus their
+  // preemptors) and fair share of the cluster's devices (computed once per pass from the
+  // queues' `gpu` guarantee, limit and weight and their demand, running and waiting).
+  std::vector<QueueUse> QueueUses();
+  // Whether evicting `jobs` for `pre` leaves every other queue at or above its fair share.
+  bool KeepsQueueFloors(const Preemptor& pre, const std::vector<size_t>& jobs);
+  // When `pre`'s queue is at its fair share, says so in `status` (the work waits for it).
+  void NoteFairShare(const Preemptor& pre, Status& status);
+  // Records a preemption decided in this pass against the queues' devices.
+  void NoteReclaim(const Preemptor& pre, const std::vector<size_t>& jobs);
 
   Snapshot& snap_;
   const PodSet& pods_;
@@ -258,6 +282,8 @@ class Session {
   std::unique_ptr<QueueLedger> ledger_;
   std::vector<QueueChoice> queue_of_;      // per pod
   std::map<size_t, QueueCharge> charges_;  // pod -> what it holds against its queue
+  std::vector<double> fair_devices_;       // per queue, once the first preemption asks
+  std::vector<double> reclaimed_;          // per queue, devices moving by this pass's preemptions
 };
 
 }  // namespace gpuplane::sched
