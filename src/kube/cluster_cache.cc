@@ -53,6 +53,8 @@ constexpr KindSpec kKinds[] = {
      true},
     {"/apis/scheduling.x-k8s.io/v1alpha1/podgroups", "scheduling.x-k8s.io/v1alpha1", "PodGroupList",
      true},
+    // deploy/scheduler/queue-crd.yaml; absent: no queues.
+    {"/apis/gpuplane.io/v1alpha1/queues", "gpuplane.io/v1alpha1", "QueueList", true},
     // Which pods preemption may evict (their disruptionsAllowed), and how.
     {"/apis/policy/v1/poddisruptionbudgets", "policy/v1", "PodDisruptionBudgetList", true, false},
 };

@@ -1,7 +1,8 @@
 // The cluster as gpuplane schedules it, kept current from the API server: one informer per
 // kind (DeviceClasses, ResourceSlices, Nodes; Pods, ResourceClaims, ResourceClaimTemplates;
-// Workloads and PodGroups where the server serves them: a kind it answers 404 for stays
-// empty and counts as synced; PodDisruptionBudgets, which Load() leaves out: read them with
+// Workloads, PodGroups and gpuplane.io Queues where the server serves them: a kind it answers
+// 404 for when the cache starts stays empty and counts as synced, so a definition installed
+// later is seen after a restart; PodDisruptionBudgets, which Load() leaves out: read them with
 // List).
 // Load() turns the caches into the objects a scheduling pass reads (sched/pass.h) through
 // api's own reader, so what the server serves is decoded and checked exactly as files are;

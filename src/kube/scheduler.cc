@@ -12,6 +12,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "sched/pass.h"
+#include "sched/queues.h"
 #include "sched/status.h"
 #include "util/strings.h"
 
@@ -121,6 +122,20 @@ void DropMissingNodes(std::vector<api::SourcedObject>& cluster, std::set<std::st
     std::erase_if(slice->spec.devices,
                   [&](const api::Device& d) { return missing(d.node_name, slice->metadata.name); });
     return false;
+  });
+}
+
+// Queues whose parents do not form a tree (a parent missing, a cycle) cannot be honoured;
+// rather than stop scheduling for every tenant, the pass runs without queues and the problem
+// is logged once (a Queue fixed in the API is picked up on the next cycle).
+void DropBrokenQueues(std::vector<api::SourcedObject>& work, std::set<std::string>& warned) {
+  absl::StatusOr<sched::QueueTree> tree = sched::QueueTree::Build(work);
+  if (tree.ok()) return;
+  std::string w = util::Cat("queues are not applied: ", std::string(tree.status().message()),
+                            "; fix the Queue objects (gpuplane validate names every problem)");
+  if (warned.insert(w).second) Log(w);
+  std::erase_if(work, [](const api::SourcedObject& o) {
+    return std::holds_alternative<api::Queue>(o.object);
   });
 }
 
@@ -303,6 +318,7 @@ absl::Status Scheduler::Cycle() {
       cache_->Load([&](const json& pod) { return Keep(pod, options_.name, *cache_, waiting); });
   if (warned_.size() > 10'000) warned_.clear();  // a bound on memory; some may log again
   DropMissingNodes(loaded.cluster, warned_);
+  DropBrokenQueues(loaded.work, warned_);
   sched::SessionOptions opts;
   opts.policy = options_.policy;
   budgets_ = Budgets(cache_->List("PodDisruptionBudget"));

@@ -4,8 +4,10 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -13,6 +15,7 @@
 #include "absl/strings/ascii.h"
 #include "api/loader.h"
 #include "api/object.h"
+#include "api/reader.h"
 #include "api/writer.h"
 #include "kube/plane_testing.h"
 #include "kube/rest_config.h"
@@ -561,6 +564,106 @@ TEST_F(SchedulerPlaneTest, AFailedWriteIsTriedAgainWithoutAClusterChange) {
   ASSERT_TRUE(r.ok() && r->ok());
   (void)client_->Do("DELETE", admission + "validatingadmissionpolicies/" + policy);
   ASSERT_TRUE(Eventually([&] { return !NodeOf("p").empty(); }, 60)) << status_;
+}
+
+}  // namespace gpuplane::kube
+
+namespace gpuplane::kube {
+namespace {
+
+// A YAML document as the JSON the API server takes (scalars as Kubernetes resolves them).
+json DocJson(const api::Doc& d) {
+  switch (d.kind()) {
+    case api::Doc::Kind::kNull:
+      return nullptr;
+    case api::Doc::Kind::kBool:
+      return d.bool_value();
+    case api::Doc::Kind::kInt:
+      return std::stoll(d.text());
+    case api::Doc::Kind::kFloat:
+      return std::stod(d.text());
+    case api::Doc::Kind::kString:
+      return d.text();
+    case api::Doc::Kind::kMap: {
+      json m = json::object();
+      for (const api::DocEntry& e : d.entries()) m[e.key] = DocJson(e.value);
+      return m;
+    }
+    case api::Doc::Kind::kSeq: {
+      json a = json::array();
+      for (const api::Doc& i : d.items()) a.push_back(DocJson(i));
+      return a;
+    }
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+// Queues in the live scheduler, with the Queue definition shipped in deploy/crds/ (the
+// plane does not serve the kind otherwise): a queue for this test's namespace that may hold
+// one device of the test's class. Of two one-GPU pods one is bound and the other says its
+// queue would go over its limit; a pod labelled with a queue that does not exist says so. The
+// queue is deleted at the end (later tests' pods are in no queue).
+TEST_F(SchedulerPlaneTest, QueueLimitsHoldPodsBackAndSayWhy) {
+  const std::string file =
+      std::string(GPUPLANE_SOURCE_DIR) + "/deploy/crds/queues.gpuplane.io.yaml";
+  std::ifstream in(file);
+  std::stringstream text;
+  text << in.rdbuf();
+  absl::StatusOr<std::vector<api::Doc>> docs = api::ReadYaml(text.str(), file);
+  ASSERT_TRUE(docs.ok() && docs->size() == 1) << docs.status();
+  absl::StatusOr<Response> r =
+      client_->Do("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+                  DocJson((*docs)[0]).dump());
+  ASSERT_TRUE(r.ok() && (r->status == 201 || r->status == 409)) << StatusMessage(*r);
+  ASSERT_TRUE(Eventually([&] {
+    absl::StatusOr<Response> got = client_->Get("/apis/gpuplane.io/v1alpha1/queues");
+    return got.ok() && got->ok();
+  }));
+  const std::string queue = "q-" + ns_;
+  struct Cleanup {
+    Client& client;
+    std::string path;
+    ~Cleanup() { (void)client.Do("DELETE", path); }
+  } cleanup{*client_, "/apis/gpuplane.io/v1alpha1/queues/" + queue};
+  Create("/apis/gpuplane.io/v1alpha1/queues",
+         {{"apiVersion", "gpuplane.io/v1alpha1"},
+          {"kind", "Queue"},
+          {"metadata", {{"name", queue}}},
+          {"spec",
+           {{"namespaces", json::array({ns_})},
+            {"resources", {{"deviceclass/" + cls_, {{"limit", "1"}}}}}}}});
+  Node("n", "H100", 2);
+  Create("/apis/resource.k8s.io/v1/namespaces/" + ns_ + "/resourceclaimtemplates",
+         {{"metadata", {{"name", "one"}}}, {"spec", {{"spec", ClaimSpec(1, "")}}}});
+  Pod("first", {{"name", "gpu"}, {"resourceClaimTemplateName", "one"}});
+  Pod("second", {{"name", "gpu"}, {"resourceClaimTemplateName", "one"}});
+  Create("/api/v1/namespaces/" + ns_ + "/pods",
+         {{"metadata", {{"name", "stray"}, {"labels", {{"gpuplane.io/queue", "nosuch"}}}}},
+          {"spec",
+           {{"schedulerName", name_},
+            {"containers", json::array({{{"name", "c"}, {"image", "pause"}}})}}}});
+  Start();
+
+  ASSERT_TRUE(Eventually([&] {
+    return (!NodeOf("first").empty() || !NodeOf("second").empty()) &&
+           (Condition("first", "PodScheduled").is_object() ||
+            Condition("second", "PodScheduled").is_object()) &&
+           Condition("stray", "PodScheduled").is_object();
+  })) << status_;
+  const std::string waiting = NodeOf("first").empty() ? "first" : "second";
+  EXPECT_NE(NodeOf(waiting == "first" ? "second" : "first"), "");
+  EXPECT_EQ(NodeOf(waiting), "");
+  json c = Condition(waiting, "PodScheduled");
+  EXPECT_EQ(c["status"], "False");
+  EXPECT_NE(c.value("message", "")
+                .find("queue " + queue + " would go over its limit for deviceclass/" + cls_ +
+                      ": 1 of 1 in use"),
+            std::string::npos)
+      << c.dump();
+  std::string stray = Condition("stray", "PodScheduled").value("message", "");
+  EXPECT_NE(stray.find("names queue \"nosuch\", which is not defined"), std::string::npos) << stray;
 }
 
 }  // namespace gpuplane::kube

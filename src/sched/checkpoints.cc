@@ -52,6 +52,13 @@ absl::StatusOr<Checkpointing> CheckpointingOf(const api::ObjectMeta& meta) {
     }
     c.last_checkpoint = *t;
   }
+  if (const std::string* v = find(kMinRuntimeAnnotation)) {
+    absl::Duration d;
+    if (!absl::ParseDuration(*v, &d) || d < absl::ZeroDuration() || d == absl::InfiniteDuration()) {
+      return Bad(meta, kMinRuntimeAnnotation, *v, "a duration such as 30m or 2h");
+    }
+    c.min_runtime_seconds = absl::ToDoubleSeconds(d);
+  }
   if (const std::string* v = find(kRestoreSecondsAnnotation)) {
     double s = 0;
     auto [ptr, ec] = std::from_chars(v->data(), v->data() + v->size(), s);

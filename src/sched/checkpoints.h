@@ -2,7 +2,9 @@
 // time to restore, on every GPU it holds (../shared/reference/preemption-and-checkpoints.md:
 // L = g x [(t_preempt - t_last_ckpt) + restore]). A job says how it checkpoints in pod
 // annotations: `gpuplane.io/checkpoint-interval` (a duration, "30m"),
-// `gpuplane.io/last-checkpoint` (RFC 3339 time), `gpuplane.io/restore-seconds` (a number).
+// `gpuplane.io/last-checkpoint` (RFC 3339 time), `gpuplane.io/restore-seconds` (a number);
+// and how long after it starts it is not a victim at all: `gpuplane.io/min-runtime` (a
+// duration).
 // Pure functions; thread-safe.
 #ifndef GPUPLANE_SCHED_CHECKPOINTS_H_
 #define GPUPLANE_SCHED_CHECKPOINTS_H_
@@ -18,11 +20,13 @@ namespace gpuplane::sched {
 inline constexpr std::string_view kCheckpointIntervalAnnotation = "gpuplane.io/checkpoint-interval";
 inline constexpr std::string_view kLastCheckpointAnnotation = "gpuplane.io/last-checkpoint";
 inline constexpr std::string_view kRestoreSecondsAnnotation = "gpuplane.io/restore-seconds";
+inline constexpr std::string_view kMinRuntimeAnnotation = "gpuplane.io/min-runtime";
 
 struct Checkpointing {
   double interval_seconds = 0;  // 0: the job does not say (nothing is assumed saved)
   double last_checkpoint = -1;  // seconds since 1970; -1: not known
   double restore_seconds = 0;
+  double min_runtime_seconds = 0;  // 0: none
 };
 
 // An RFC 3339 time as seconds since 1970; nullopt when `text` is not one.

@@ -248,6 +248,11 @@ PodSet BuildPodSet(const std::vector<api::SourcedObject>& work,
       }
     }
     if (p.problem) set.warnings.push_back(p.problem->message);
+    if (absl::StatusOr<Checkpointing> c = CheckpointingOf(p.pod->metadata); !c.ok()) {
+      set.warnings.push_back(util::Cat(o.file, ":", o.line, ": Pod ",
+                                       std::string(c.status().message()),
+                                       " (ignored: preemption counts it as not saying)"));
+    }
     set.pods.push_back(std::move(p));
   }
   CheckComplete(set);

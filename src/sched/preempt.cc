@@ -85,7 +85,9 @@ const std::vector<Session::Job>& Session::RunningJobs() {
     }
     // A job that does not say how it checkpoints loses everything since it started.
     Checkpointing c = CheckpointingOf(p.pod->metadata).value_or(Checkpointing{});
-    job.lost += LostGpuSeconds(devices, now, p.started >= 0 ? p.started : now, c);
+    const double started = p.started >= 0 ? p.started : now;
+    job.lost += LostGpuSeconds(devices, now, started, c);
+    job.min_runtime = job.min_runtime || now - started < c.min_runtime_seconds;
     job.devices += devices;
   }
   if (options_.preemption.is_protected) {
@@ -126,6 +128,7 @@ std::vector<size_t> Session::EligibleJobs(const Preemptor& pre) {
     r.placement = {{0, jobs[j].devices}};
     r.queue = jobs[j].queue;
     r.priority = jobs[j].priority;
+    r.min_runtime = jobs[j].min_runtime;
     if (MayEvict(pre, r, queues)) out.push_back(j);
   }
   return out;

@@ -68,7 +68,8 @@ struct Decision {
 // status.nominatedNodeName, in later passes (Rule::kReserved). A pod with
 // preemptionPolicy Never does not preempt; one whose nominated node still has lower-priority
 // pods terminating or devices held by claims no placed pod uses (its victims leaving) waits
-// (nominated, no victims) rather than preempting more. With queues (SessionOptions::queues),
+// (nominated, no victims) rather than preempting more. A job with a member within its
+// gpuplane.io/min-runtime (checkpoints.h) is never a victim. With queues (SessionOptions::queues),
 // who may evict whom follows victims.h: within a queue, lower priority only; across queues
 // (reclaim), whatever the priorities, only while the preemptor's queue stays within its fair
 // share of the cluster's devices and every victim's queue at or above its own (shares from
@@ -193,8 +194,9 @@ class Session {
     int32_t priority = 0;              // its highest
     double lost = 0;                   // GPU-seconds lost by evicting it now
     int devices = 0;
-    bool evictable = true;  // not leaving already, not protected
-    int queue = -1;         // its first pod's leaf queue (-1: no queues)
+    bool evictable = true;     // not leaving already, not protected
+    int queue = -1;            // its first pod's leaf queue (-1: no queues)
+    bool min_runtime = false;  // a member is within its gpuplane.io/min-runtime: not a victim
   };
 
  private:
