@@ -102,50 +102,51 @@ void QueueLedger::AddDevice(const std::string& device_class, model::DeviceId d,
   }
 }
 
-QueueCharge QueueLedger::ChargeOf(const std::vector<std::pair<const PodInfo*, int>>& pods,
-                                  const Snapshot& snap) const {
+QueueCharge QueueLedger::Sum(const std::vector<std::pair<const PodInfo*, int>>& pods,
+                             const PerClaim& per_claim) const {
   QueueCharge out;
   for (const auto& [pod, queue] : pods) {
     if (queue < 0) continue;
     std::map<std::string, double>& into = out.amounts[queue];
     if (limited_.count("cpu") > 0) into["cpu"] += static_cast<double>(pod->cpu_milli) / 1000;
     if (limited_.count("memory") > 0) into["memory"] += static_cast<double>(pod->memory_bytes);
-    for (const ClaimUse& u : pod->claims) {
-      const ClaimAllocation* c = snap.claim(u.key);
-      if (c == nullptr || charged_claims_.count(u.key) > 0 || !out.claims.insert(u.key).second) {
-        continue;
-      }
-      for (const api::DeviceRequestAllocationResult& r : c->result.devices.results) {
-        if (r.admin_access.value_or(false)) continue;
-        out.devices[queue] += 1;
-        std::optional<model::DeviceId> d = inv_.FindDevice(r.driver, r.pool, r.device);
-        if (d) AddDevice(ClassOf(u.claim, r.request), *d, into);
-      }
-    }
+    for (const ClaimUse& u : pod->claims) per_claim(u, queue, into, out);
   }
   return out;
 }
 
+QueueCharge QueueLedger::ChargeOf(const std::vector<std::pair<const PodInfo*, int>>& pods,
+                                  const Snapshot& snap) const {
+  return Sum(pods, [&](const ClaimUse& u, int queue, std::map<std::string, double>& into,
+                       QueueCharge& out) {
+    const ClaimAllocation* c = snap.claim(u.key);
+    if (c == nullptr || charged_claims_.count(u.key) > 0 || !out.claims.insert(u.key).second) {
+      return;
+    }
+    for (const api::DeviceRequestAllocationResult& r : c->result.devices.results) {
+      if (r.admin_access.value_or(false)) continue;
+      out.devices[queue] += 1;
+      std::optional<model::DeviceId> d = inv_.FindDevice(r.driver, r.pool, r.device);
+      if (d) AddDevice(ClassOf(u.claim, r.request), *d, into);
+    }
+  });
+}
+
 QueueCharge QueueLedger::DemandOf(const std::vector<std::pair<const PodInfo*, int>>& pods,
                                   const Snapshot& snap) const {
-  QueueCharge out;
-  for (const auto& [pod, queue] : pods) {
-    if (queue < 0) continue;
-    std::map<std::string, double>& into = out.amounts[queue];
-    if (limited_.count("cpu") > 0) into["cpu"] += static_cast<double>(pod->cpu_milli) / 1000;
-    if (limited_.count("memory") > 0) into["memory"] += static_cast<double>(pod->memory_bytes);
-    for (const ClaimUse& u : pod->claims) {
-      if (snap.claim(u.key) != nullptr || !out.claims.insert(u.key).second) continue;
-      for (const api::DeviceRequest& r : u.claim.spec.devices.requests) {
-        if (!r.exactly || r.exactly->admin_access.value_or(false) ||
-            (!r.exactly->allocation_mode.empty() && r.exactly->allocation_mode != "ExactCount")) {
-          continue;
+  QueueCharge out =
+      Sum(pods, [&](const ClaimUse& u, int, std::map<std::string, double>& into, QueueCharge& sum) {
+        if (snap.claim(u.key) != nullptr || !sum.claims.insert(u.key).second) return;
+        for (const api::DeviceRequest& r : u.claim.spec.devices.requests) {
+          if (!r.exactly || r.exactly->admin_access.value_or(false) ||
+              (!r.exactly->allocation_mode.empty() && r.exactly->allocation_mode != "ExactCount")) {
+            continue;
+          }
+          const std::string key = util::Cat(kClassPrefix, r.exactly->device_class_name);
+          if (limited_.count(key) > 0)
+            into[key] += static_cast<double>(r.exactly->count.value_or(1));
         }
-        const std::string key = util::Cat(kClassPrefix, r.exactly->device_class_name);
-        if (limited_.count(key) > 0) into[key] += static_cast<double>(r.exactly->count.value_or(1));
-      }
-    }
-  }
+      });
   out.claims.clear();  // nothing is charged by a demand
   return out;
 }

@@ -12,6 +12,7 @@
 #ifndef GPUPLANE_SCHED_QUEUE_LEDGER_H_
 #define GPUPLANE_SCHED_QUEUE_LEDGER_H_
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -64,6 +65,12 @@ class QueueLedger {
   void AddDevice(const std::string& device_class, model::DeviceId d,
                  std::map<std::string, double>& into) const;
   void Apply(const QueueCharge& c, double sign);
+  // Each pod's CPU and memory requests where limited, then `per_claim` for each claim it
+  // uses (with the pod's queue and that queue's amounts).
+  using PerClaim =
+      std::function<void(const ClaimUse&, int, std::map<std::string, double>&, QueueCharge&)>;
+  QueueCharge Sum(const std::vector<std::pair<const PodInfo*, int>>& pods,
+                  const PerClaim& per_claim) const;
 
   const QueueTree& tree_;
   const model::Inventory& inv_;
