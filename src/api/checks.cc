@@ -1,6 +1,7 @@
 // Cross-field validation rules (exactly-one-of, conditional limits, references between
 // fields) run by the decoder right after a struct is read, while source lines are at hand.
 #include <set>
+#include <variant>
 
 #include "api/internal/schemas.h"
 #include "util/strings.h"
@@ -408,7 +409,16 @@ void Schema<QueueResource>::Check(Decoder& d, const Doc& n, const QueueResource&
   }
 }
 
-void Schema<QueueSpec>::Check(Decoder& d, const Doc& n, const QueueSpec& /*v*/) {
+void Schema<QueueSpec>::Check(Decoder& d, const Doc& n, const QueueSpec& v) {
+  auto duration = [&](const std::optional<std::string>& text, std::string_view field) {
+    if (!text) return;
+    std::variant<double, std::string> s = QueueDurationSeconds(*text);
+    if (const auto* problem = std::get_if<std::string>(&s)) {
+      d.ErrorAt(LineOf(n, field), std::string(field), *problem);
+    }
+  };
+  duration(v.min_runtime, "minRuntime");
+  duration(v.guarantee_window, "guaranteeWindow");
   const Doc* resources = n.Find("resources");
   if (resources == nullptr || !resources->is_map()) return;
   for (const DocEntry& e : resources->entries()) {

@@ -1,6 +1,7 @@
 #include <string>
 #include <string_view>
 
+#include "absl/time/time.h"
 #include "api/names.h"
 #include "api/queue_types.h"
 #include "util/strings.h"
@@ -23,6 +24,16 @@ std::string CheckQueueResourceKey(std::string_view key) {
     return problem.empty() ? "" : util::Cat("\"", key, "\": the DeviceClass name ", problem);
   }
   return util::Cat("unknown resource \"", key, "\"", kHint);
+}
+
+std::variant<double, std::string> QueueDurationSeconds(std::string_view text) {
+  absl::Duration d;
+  if (!absl::ParseDuration(std::string(text), &d) || d == absl::InfiniteDuration() ||
+      d == -absl::InfiniteDuration()) {
+    return util::Cat("\"", text, "\" is not a duration such as \"30m\" or \"1h30m\"");
+  }
+  if (d < absl::ZeroDuration()) return util::Cat("\"", text, "\" must not be negative");
+  return absl::ToDoubleSeconds(d);
 }
 
 }  // namespace gpuplane::api

@@ -13,6 +13,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <variant>
 #include <vector>
 
 #include "api/meta.h"
@@ -38,6 +39,14 @@ struct QueueSpec {
   // e.g. `gpu/H100`), `deviceclass/<name>` (devices of one DeviceClass).
   std::map<std::string, QueueResource> resources;
   std::vector<std::string> namespaces;  // leaf queues only; a namespace in one queue at most
+  // Durations ("30m", "1h30m"; absl/Go form, not negative). `min_runtime`: a run of this
+  // queue's work is never a victim within that long of its start (a pod's
+  // gpuplane.io/min-runtime annotation wins); absent: the nearest ancestor's, else none.
+  // `guarantee_window`: a run within that long of its start is a victim only when no other
+  // set of victims makes room; absent: 1h for an opportunistic queue (its `gpu` resource has
+  // weight 0 and no guarantee), else the nearest ancestor's, else none.
+  std::optional<std::string> min_runtime;
+  std::optional<std::string> guarantee_window;
   bool operator==(const QueueSpec&) const = default;
 };
 
@@ -52,6 +61,10 @@ struct Queue {
 
 // "" when `key` is a resource a Queue may name, else what is wrong with it.
 std::string CheckQueueResourceKey(std::string_view key);
+
+// A Queue duration (spec.minRuntime, spec.guaranteeWindow) in seconds, or what is wrong with
+// `text` (its value and the form it takes).
+std::variant<double, std::string> QueueDurationSeconds(std::string_view text);
 
 }  // namespace gpuplane::api
 

@@ -84,10 +84,21 @@ const std::vector<Session::Job>& Session::RunningJobs() {
       }
     }
     // A job that does not say how it checkpoints loses everything since it started.
-    Checkpointing c = CheckpointingOf(p.pod->metadata).value_or(Checkpointing{});
+    absl::StatusOr<Checkpointing> said = CheckpointingOf(p.pod->metadata);
+    Checkpointing c = said.value_or(Checkpointing{});
     const double started = p.started >= 0 ? p.started : now;
     job.lost += LostGpuSeconds(devices, now, started, c);
-    job.min_runtime = job.min_runtime || now - started < c.min_runtime_seconds;
+    const QueueNode* queue = ledger_ && queue_of_[i].queue >= 0
+                                 ? &options_.queues->queues()[queue_of_[i].queue]
+                                 : nullptr;
+    // The pod's own min-runtime wins over its queue's.
+    const bool own =
+        said.ok() && p.pod->metadata.annotations.contains(std::string(kMinRuntimeAnnotation));
+    const double min_runtime =
+        own ? c.min_runtime_seconds : (queue != nullptr ? queue->min_runtime_seconds : 0);
+    job.min_runtime = job.min_runtime || now - started < min_runtime;
+    job.in_window =
+        job.in_window || (queue != nullptr && now - started < queue->guarantee_window_seconds);
     job.devices += devices;
   }
   if (options_.preemption.is_protected) {
@@ -118,13 +129,13 @@ std::optional<model::NodeId> Session::Leaving(const PodInfo& p) {
   return std::nullopt;
 }
 
-std::vector<size_t> Session::EligibleJobs(const Preemptor& pre) {
+std::vector<size_t> Session::EligibleJobs(const Preemptor& pre, bool with_window) {
   std::vector<size_t> out;
   const std::vector<Job>& jobs = RunningJobs();
   const std::vector<QueueUse> queues = QueueUses();
   Running r;
   for (size_t j = 0; j < jobs.size(); ++j) {
-    if (!jobs[j].evictable || doomed_[j]) continue;
+    if (!jobs[j].evictable || doomed_[j] || (jobs[j].in_window && !with_window)) continue;
     r.placement = {{0, jobs[j].devices}};
     r.queue = jobs[j].queue;
     r.priority = jobs[j].priority;
@@ -258,8 +269,23 @@ void Session::Preempt(size_t pod, Decision& d) {
     return;
   }
   const Preemptor pre = PreemptorOf({pod}, p.priority);
-  std::vector<size_t> eligible = EligibleJobs(pre);
-  if (eligible.empty()) return NoteFairShare(pre, d.status);
+  // Jobs within their guarantee window only when no other victims make room.
+  const std::vector<size_t> outside = EligibleJobs(pre, false);
+  std::optional<VictimSet> best = CheapestVictims(pod, pre, outside);
+  if (!best) {
+    const std::vector<size_t> all = EligibleJobs(pre, true);
+    if (all.size() > outside.size()) best = CheapestVictims(pod, pre, all);
+  }
+  if (!best) return NoteFairShare(pre, d.status);
+  d.nominated = best->node;
+  d.victims = VictimPods(best->jobs, d.lost_gpu_seconds);
+  for (size_t j : best->jobs) doomed_[j] = true;
+  NoteReclaim(pre, best->jobs);
+  holders_[best->node].push_back(pod);
+}
+
+std::optional<Session::VictimSet> Session::CheapestVictims(size_t pod, const Preemptor& pre,
+                                                           const std::vector<size_t>& eligible) {
   std::map<model::NodeId, std::vector<size_t>> on;  // node -> eligible jobs with a pod there
   for (size_t j : eligible) {
     for (model::NodeId n : jobs_[j].nodes) {
@@ -279,12 +305,7 @@ void Session::Preempt(size_t pod, Decision& d) {
     std::optional<VictimSet> here = VictimsOnNode(pod, pre, n, on[n], best);
     if (here && (!best || here->Better(*best))) best = std::move(here);
   }
-  if (!best) return NoteFairShare(pre, d.status);
-  d.nominated = best->node;
-  d.victims = VictimPods(best->jobs, d.lost_gpu_seconds);
-  for (size_t j : best->jobs) doomed_[j] = true;
-  NoteReclaim(pre, best->jobs);
-  holders_[best->node].push_back(pod);
+  return best;
 }
 
 bool Session::PlaceGangIn(const Gang& g, Statement& stmt, Status& why) {
@@ -329,8 +350,6 @@ void Session::PreemptGang(size_t gang, std::vector<Decision>& out) {
   }
   if (members.empty() || leaving) return;  // waiting for victims it preempted before
   const Preemptor pre = PreemptorOf(members, priority);
-  std::vector<size_t> eligible = EligibleJobs(pre);
-  if (eligible.empty()) return;
   Statement stmt(snap_);
   // Places the gang with `victims` gone; the nodes of its members in `where`.
   auto fits = [&](const std::vector<size_t>& victims, std::map<size_t, model::NodeId>& where) {
@@ -348,12 +367,20 @@ void Session::PreemptGang(size_t gang, std::vector<Decision>& out) {
     (void)stmt.Rollback(0);
     return ok;
   };
+  // Jobs within their guarantee window only when no other victims make room.
+  std::vector<size_t> eligible = EligibleJobs(pre, false);
   std::map<size_t, model::NodeId> where;
-  if (!fits(eligible, where)) return;
-  // Each job given back while the gang still fits, the costliest first; a job with no pod on
-  // a node the current placement uses is given back without a search (the placement stands).
+  if (eligible.empty() || !fits(eligible, where)) {
+    const size_t outside = eligible.size();
+    eligible = EligibleJobs(pre, true);
+    if (eligible.size() == outside || !fits(eligible, where)) return;
+  }
+  // Each job given back while the gang still fits, those within their window first, then the
+  // costliest; a job with no pod on a node the current placement uses is given back without
+  // a search (the placement stands).
   std::vector<size_t> kept = eligible, order = eligible;
   CostliestFirst(order, jobs_);
+  std::stable_partition(order.begin(), order.end(), [&](size_t j) { return jobs_[j].in_window; });
   std::map<size_t, model::NodeId> w;
   for (size_t j : order) {
     std::set<model::NodeId> used;

@@ -1,10 +1,48 @@
 #include "sched/queues.h"
 
 #include <algorithm>
+#include <variant>
 
 #include "util/strings.h"
 
 namespace gpuplane::sched {
+namespace {
+
+// Whether the queue takes no fair share of GPUs: its `gpu` weight is 0 and it has no
+// guarantee.
+bool Opportunistic(const api::QueueSpec& spec) {
+  auto gpu = spec.resources.find("gpu");
+  if (gpu == spec.resources.end() || !gpu->second.weight || gpu->second.weight->Sign() != 0) {
+    return false;
+  }
+  return !gpu->second.guarantee || gpu->second.guarantee->Sign() == 0;
+}
+
+// The node's durations: its own, else `fallback`.
+absl::Status ResolveDurations(const api::Queue& q, const QueueNode* parent, QueueNode& n) {
+  auto seconds = [&](const std::optional<std::string>& text, std::string_view field,
+                     double fallback, double& out) {
+    out = fallback;
+    if (!text) return absl::OkStatus();
+    std::variant<double, std::string> s = api::QueueDurationSeconds(*text);
+    if (const auto* problem = std::get_if<std::string>(&s)) {
+      return absl::InvalidArgumentError(
+          util::Cat("Queue ", q.metadata.name, ": spec.", field, ": ", *problem));
+    }
+    out = std::get<double>(s);
+    return absl::OkStatus();
+  };
+  const double window = Opportunistic(q.spec) ? kDefaultGuaranteeWindowSeconds
+                        : parent != nullptr   ? parent->guarantee_window_seconds
+                                              : 0;
+  absl::Status s =
+      seconds(q.spec.min_runtime, "minRuntime", parent != nullptr ? parent->min_runtime_seconds : 0,
+              n.min_runtime_seconds);
+  if (!s.ok()) return s;
+  return seconds(q.spec.guarantee_window, "guaranteeWindow", window, n.guarantee_window_seconds);
+}
+
+}  // namespace
 
 absl::StatusOr<QueueTree> QueueTree::Build(const std::vector<api::SourcedObject>& objects) {
   std::map<std::string, const api::Queue*, std::less<>> named;
@@ -45,6 +83,8 @@ absl::StatusOr<QueueTree> QueueTree::Build(const std::vector<api::SourcedObject>
       n.parent = t.by_name_.at(q->spec.parent);
       t.queues_[n.parent].leaf = false;
     }
+    absl::Status s = ResolveDurations(*q, n.parent >= 0 ? &t.queues_[n.parent] : nullptr, n);
+    if (!s.ok()) return s;
     t.by_name_[n.name] = id;
     for (const std::string& ns : q->spec.namespaces) t.by_namespace_.try_emplace(ns, id);
     t.queues_.push_back(std::move(n));

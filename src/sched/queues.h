@@ -24,7 +24,15 @@ struct QueueNode {
   int32_t priority = 0;
   bool leaf = true;
   std::map<std::string, api::QueueResource> resources;
+  // Resolved from spec.minRuntime and spec.guaranteeWindow (api/queue_types.h): the queue's
+  // own, else the default or the nearest ancestor's; 0: none.
+  double min_runtime_seconds = 0;
+  double guarantee_window_seconds = 0;
 };
+
+// The guarantee window of a queue that sets none and takes no fair share of GPUs (`gpu`
+// weight 0, no guarantee): opportunistic work's hour (docs/SCHEDULING.md).
+inline constexpr double kDefaultGuaranteeWindowSeconds = 3600;
 
 // Which leaf queue a piece of work runs in, or why none.
 struct QueueChoice {
@@ -35,7 +43,8 @@ struct QueueChoice {
 class QueueTree {
  public:
   // The Queue objects among `objects` (others are ignored). Errors: a queue's parent is not
-  // among them, or parents form a cycle (the loader reports both with file:line first).
+  // among them, parents form a cycle, or a duration is malformed (the loader reports all
+  // with file:line first).
   static absl::StatusOr<QueueTree> Build(const std::vector<api::SourcedObject>& objects);
 
   const std::vector<QueueNode>& queues() const { return queues_; }

@@ -78,5 +78,42 @@ TEST(QueueTree, ACycleIsAnError) {
   EXPECT_EQ(t.status().message(), "Queue a: spec.parent: queue parents form a cycle");
 }
 
+TEST(QueueTree, DurationsComeFromTheQueueTheDefaultOrTheParent) {
+  api::Queue top, team, night, quiet;
+  top.metadata.name = "top";
+  top.spec.min_runtime = "10m";
+  top.spec.guarantee_window = "15m";
+  team.metadata.name = "team";
+  team.spec.parent = "top";
+  team.spec.min_runtime = "1h30m";
+  night.metadata.name = "night";  // opportunistic: the default window, the parent's min-runtime
+  night.spec.parent = "top";
+  night.spec.resources["gpu"].weight = api::Quantity::Parse("0").value();
+  quiet.metadata.name = "quiet";  // opportunistic, but says no window
+  quiet.spec.resources["gpu"].weight = api::Quantity::Parse("0").value();
+  quiet.spec.guarantee_window = "0s";
+  std::vector<api::SourcedObject> objects = {{team, "q.yaml", 1, true},
+                                             {top, "q.yaml", 5, true},
+                                             {night, "q.yaml", 9, true},
+                                             {quiet, "q.yaml", 13, true}};
+  absl::StatusOr<QueueTree> t = QueueTree::Build(objects);
+  ASSERT_TRUE(t.ok()) << t.status();
+  auto node = [&](std::string_view name) { return t->queues()[*t->Find(name)]; };
+  EXPECT_EQ(node("team").min_runtime_seconds, 5400);
+  EXPECT_EQ(node("team").guarantee_window_seconds, 900);
+  EXPECT_EQ(node("night").min_runtime_seconds, 600);
+  EXPECT_EQ(node("night").guarantee_window_seconds, kDefaultGuaranteeWindowSeconds);
+  EXPECT_EQ(node("quiet").guarantee_window_seconds, 0);
+  EXPECT_EQ(node("quiet").min_runtime_seconds, 0);
+
+  team.spec.min_runtime = "soon";  // the loader rejects it; a tree built anyway says so too
+  objects[0].object = team;
+  t = QueueTree::Build(objects);
+  ASSERT_FALSE(t.ok());
+  EXPECT_EQ(t.status().message(),
+            "Queue team: spec.minRuntime: \"soon\" is not a duration such as \"30m\" or "
+            "\"1h30m\"");
+}
+
 }  // namespace
 }  // namespace gpuplane::sched

@@ -69,7 +69,9 @@ struct Decision {
 // preemptionPolicy Never does not preempt; one whose nominated node still has lower-priority
 // pods terminating or devices held by claims no placed pod uses (its victims leaving) waits
 // (nominated, no victims) rather than preempting more. A job with a member within its
-// gpuplane.io/min-runtime (checkpoints.h) is never a victim. With queues (SessionOptions::queues),
+// gpuplane.io/min-runtime (checkpoints.h; else its queue's spec.minRuntime) is never a victim,
+// and one within its queue's guarantee window only when no other victims make room.
+// With queues (SessionOptions::queues),
 // who may evict whom follows victims.h: within a queue, lower priority only; across queues
 // (reclaim), whatever the priorities, only while the preemptor's queue stays within its fair
 // share of the cluster's devices and every victim's queue at or above its own (shares from
@@ -194,9 +196,12 @@ class Session {
     int32_t priority = 0;              // its highest
     double lost = 0;                   // GPU-seconds lost by evicting it now
     int devices = 0;
-    bool evictable = true;     // not leaving already, not protected
-    int queue = -1;            // its first pod's leaf queue (-1: no queues)
-    bool min_runtime = false;  // a member is within its gpuplane.io/min-runtime: not a victim
+    bool evictable = true;  // not leaving already, not protected
+    int queue = -1;         // its first pod's leaf queue (-1: no queues)
+    // A member is within its min-runtime (gpuplane.io/min-runtime, else its queue's
+    // spec.minRuntime): not a victim.
+    bool min_runtime = false;
+    bool in_window = false;  // a member is within its queue's guarantee window
   };
 
  private:
@@ -210,8 +215,8 @@ class Session {
   std::optional<model::NodeId> Leaving(const PodInfo& p);
   // Jobs `pre` may evict (victims.h's MayEvict: lower priority in its queue, or without
   // queues; across queues only while its queue stays within its fair share and theirs at or
-  // above theirs).
-  std::vector<size_t> EligibleJobs(const Preemptor& pre);
+  // above theirs); jobs within their guarantee window only `with_window`.
+  std::vector<size_t> EligibleJobs(const Preemptor& pre, bool with_window);
   absl::Status EvictJobs(Statement& stmt, const std::vector<size_t>& jobs) const;
   struct VictimSet {  // a pod's victims on one node
     model::NodeId node = model::kNoId;
@@ -227,6 +232,9 @@ class Session {
   std::optional<VictimSet> VictimsOnNode(size_t pod, const Preemptor& pre, model::NodeId n,
                                          std::vector<size_t> jobs,
                                          const std::optional<VictimSet>& bound);
+  // The cheapest victims among `eligible` that make room for `pod` on one node.
+  std::optional<VictimSet> CheapestVictims(size_t pod, const Preemptor& pre,
+                                           const std::vector<size_t>& eligible);
   void Preempt(size_t pod, Decision& d);
   void PreemptGang(size_t gang, std::vector<Decision>& out);
   bool PlaceGangIn(const Gang& g, Statement& stmt, Status& why);

@@ -715,8 +715,11 @@ template <>
 struct Schema<QueueSpec> {
   static constexpr auto kFields =
       std::tuple{F("parent", &QueueSpec::parent, {.value = Fmt::kDnsSubdomain}),
-                 F("priority", &QueueSpec::priority), F("resources", &QueueSpec::resources),
-                 F("namespaces", &QueueSpec::namespaces, {.value = Fmt::kDnsLabel})};
+                 F("priority", &QueueSpec::priority),
+                 F("resources", &QueueSpec::resources),
+                 F("namespaces", &QueueSpec::namespaces, {.value = Fmt::kDnsLabel}),
+                 F("minRuntime", &QueueSpec::min_runtime),
+                 F("guaranteeWindow", &QueueSpec::guarantee_window)};
   static void Check(Decoder& d, const Doc& n, const QueueSpec& v);
 };
 
