@@ -125,18 +125,20 @@ void DropMissingNodes(std::vector<api::SourcedObject>& cluster, std::set<std::st
   });
 }
 
-// Queues whose parents do not form a tree (a parent missing, a cycle) cannot be honoured;
-// rather than stop scheduling for every tenant, the pass runs without queues and the problem
+// The queue tree of the Queues among `work`. Queues whose parents do not form a tree (a
+// parent missing, a cycle) cannot be honoured; rather than stop scheduling for every tenant,
+// they are dropped from `work`, the pass runs without queues (an empty tree) and the problem
 // is logged once (a Queue fixed in the API is picked up on the next cycle).
-void DropBrokenQueues(std::vector<api::SourcedObject>& work, std::set<std::string>& warned) {
+sched::QueueTree QueuesOf(std::vector<api::SourcedObject>& work, std::set<std::string>& warned) {
   absl::StatusOr<sched::QueueTree> tree = sched::QueueTree::Build(work);
-  if (tree.ok()) return;
+  if (tree.ok()) return *std::move(tree);
   std::string w = util::Cat("queues are not applied: ", std::string(tree.status().message()),
                             "; fix the Queue objects (gpuplane validate names every problem)");
   if (warned.insert(w).second) Log(w);
   std::erase_if(work, [](const api::SourcedObject& o) {
     return std::holds_alternative<api::Queue>(o.object);
   });
+  return sched::QueueTree();
 }
 
 std::vector<DisruptionBudget> Budgets(const std::vector<json>& pdbs) {
@@ -318,8 +320,9 @@ absl::Status Scheduler::Cycle() {
       cache_->Load([&](const json& pod) { return Keep(pod, options_.name, *cache_, waiting); });
   if (warned_.size() > 10'000) warned_.clear();  // a bound on memory; some may log again
   DropMissingNodes(loaded.cluster, warned_);
-  DropBrokenQueues(loaded.work, warned_);
+  const sched::QueueTree queues = QueuesOf(loaded.work, warned_);
   sched::SessionOptions opts;
+  opts.queues = &queues;  // built once per cycle; the pass does not build it again
   opts.policy = options_.policy;
   budgets_ = Budgets(cache_->List("PodDisruptionBudget"));
   if (options_.preemption) {

@@ -12,15 +12,19 @@ absl::StatusOr<PassResult> RunPass(std::vector<api::SourcedObject> cluster,
                                    const SessionOptions& options,
                                    const std::map<std::string, double>& prices) {
   const double start = options.clock != nullptr ? options.clock->Now() : 0;
-  // Queue objects may come with the cluster or with the work.
-  std::vector<api::SourcedObject> queue_objects;
-  for (const std::vector<api::SourcedObject>* objects : {&std::as_const(cluster), &work}) {
-    for (const api::SourcedObject& o : *objects) {
-      if (std::holds_alternative<api::Queue>(o.object)) queue_objects.push_back(o);
+  // Queue objects may come with the cluster or with the work (unless the caller built the
+  // tree).
+  absl::StatusOr<QueueTree> queues = QueueTree();
+  if (options.queues == nullptr) {
+    std::vector<api::SourcedObject> queue_objects;
+    for (const std::vector<api::SourcedObject>* objects : {&std::as_const(cluster), &work}) {
+      for (const api::SourcedObject& o : *objects) {
+        if (std::holds_alternative<api::Queue>(o.object)) queue_objects.push_back(o);
+      }
     }
+    queues = QueueTree::Build(queue_objects);
+    if (!queues.ok()) return queues.status();
   }
-  absl::StatusOr<QueueTree> queues = QueueTree::Build(queue_objects);
-  if (!queues.ok()) return queues.status();
   PassResult r;
   r.pods = BuildPodSet(work, cluster);  // copies the claims it needs; borrows `work`
   // The workload's allocated claims count as cluster state too (once: the same file may be
