@@ -202,6 +202,12 @@ void Loader::AddText(std::string_view text, std::string_view file, Format format
   }
 }
 
+void Loader::AddDecoded(SourcedObject object) { result_.objects.push_back(std::move(object)); }
+
+void Loader::AddDiagnostic(Diagnostic diagnostic) {
+  result_.diagnostics.push_back(std::move(diagnostic));
+}
+
 LoadResult Loader::Finish() {
   CheckDuplicateObjects(result_);
   CheckPools(result_);

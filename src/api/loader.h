@@ -31,6 +31,10 @@ class Loader {
   absl::Status AddPath(const std::string& path);
   // Parses `text` as if read from `file`.
   void AddText(std::string_view text, std::string_view file, Format format);
+  // Adds an object decoded elsewhere (DecodeObjects) and that decoding's diagnostics, in
+  // order with the rest: the cross-object checks see it like any other.
+  void AddDecoded(SourcedObject object);
+  void AddDiagnostic(Diagnostic diagnostic);
   // Runs the cross-object checks and hands over everything collected.
   LoadResult Finish();
 

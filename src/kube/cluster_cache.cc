@@ -3,6 +3,8 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <set>
+#include <unordered_map>
 #include <utility>
 
 #include "absl/strings/numbers.h"
@@ -10,6 +12,17 @@
 #include "util/strings.h"
 
 namespace gpuplane::kube {
+
+namespace {
+
+// One cached object as api's reader decoded it.
+struct Decoded {
+  int64_t version = -1;  // its resourceVersion
+  std::vector<api::SourcedObject> objects;
+  std::vector<api::Diagnostic> diagnostics;
+};
+
+}  // namespace
 
 struct ClusterCache::Kind {
   std::string path, api_version, list_kind, kind;
@@ -20,6 +33,10 @@ struct ClusterCache::Kind {
   absl::Status error;                             // guarded by mu
   bool served = true;                             // guarded by mu
   std::map<std::string, nlohmann::json> assumed;  // guarded by mu
+  // Each object as Load() last decoded it, by key: an object whose resourceVersion has not
+  // changed since is not decoded again (decoding is most of a pass's reading).
+  std::mutex memo_mu;
+  std::unordered_map<std::string, Decoded> memo;  // guarded by memo_mu
 };
 
 namespace {
@@ -162,36 +179,78 @@ absl::Status ClusterCache::Error() const {
   return absl::OkStatus();
 }
 
+namespace {
+
+// One cached object as api's reader decodes it, as if listed (its apiVersion and kind from
+// its list, which the server leaves off list items).
+Decoded Decode(const std::string& api_version, const std::string& kind, nlohmann::json obj,
+               const std::string& file) {
+  obj["apiVersion"] = api_version;
+  obj["kind"] = kind;
+  Decoded d;
+  absl::StatusOr<std::vector<api::Doc>> docs = api::ReadJson(obj.dump(), file);
+  if (!docs.ok()) {
+    d.diagnostics.push_back(api::Diagnostic{api::Diagnostic::Severity::kError, "", 0, "", "",
+                                            std::string(docs.status().message())});
+    return d;
+  }
+  for (const api::Doc& doc : *docs) {
+    for (api::SourcedObject& o : api::DecodeObjects(doc, file, d.diagnostics)) {
+      d.objects.push_back(std::move(o));
+    }
+  }
+  return d;
+}
+
+}  // namespace
+
 ClusterCache::Loaded ClusterCache::Load(
     const std::function<bool(const nlohmann::json&)>& pod_filter) const {
   api::Loader loader;
   for (const auto& k : kinds_) {
     if (!k->decoded) continue;
-    nlohmann::json items = nlohmann::json::array();
-    std::vector<nlohmann::json> objects = k->informer->List();
+    // The cached objects themselves (not copies: most are only read for their key and
+    // version below).
+    std::vector<std::shared_ptr<const nlohmann::json>> objects = k->informer->Shared();
+    std::set<std::string> assumed;  // keys whose assumed copy stands in: never memoized
     {
       // What this process wrote stands in for the cached copy until the watch delivers it;
       // then (or when the object is gone) the assumed copy is dropped.
       std::lock_guard<std::mutex> lock(k->mu);
       std::map<std::string, nlohmann::json> still;
-      for (nlohmann::json& obj : objects) {
-        auto it = k->assumed.find(Informer::KeyOf(obj));
+      for (std::shared_ptr<const nlohmann::json>& obj : objects) {
+        if (k->assumed.empty()) break;
+        auto it = k->assumed.find(Informer::KeyOf(*obj));
         if (it == k->assumed.end()) continue;
-        if (Version(obj) < Version(it->second)) {
-          obj = it->second;
+        if (Version(*obj) < Version(it->second)) {
+          obj = std::make_shared<const nlohmann::json>(it->second);
+          assumed.insert(it->first);
           still.insert(std::move(*it));
         }
       }
       k->assumed = std::move(still);
     }
-    for (nlohmann::json& obj : objects) {
-      if (k->list_kind == "PodList" && !pod_filter(obj)) continue;
-      items.push_back(std::move(obj));
+    const std::string file = util::Cat("api:", k->path);
+    std::lock_guard<std::mutex> lock(k->memo_mu);
+    std::unordered_map<std::string, Decoded> memo;
+    memo.reserve(objects.size());
+    for (const std::shared_ptr<const nlohmann::json>& obj : objects) {
+      if (k->list_kind == "PodList" && !pod_filter(*obj)) continue;
+      std::string key = Informer::KeyOf(*obj);
+      const int64_t version = assumed.contains(key) ? -1 : Version(*obj);
+      auto last = k->memo.find(key);
+      Decoded d;
+      if (version >= 0 && last != k->memo.end() && last->second.version == version) {
+        d = std::move(last->second);
+      } else {
+        d = Decode(k->api_version, k->kind, *obj, file);
+        d.version = version;
+      }
+      for (const api::SourcedObject& o : d.objects) loader.AddDecoded(o);
+      for (const api::Diagnostic& diag : d.diagnostics) loader.AddDiagnostic(diag);
+      memo.insert_or_assign(std::move(key), std::move(d));
     }
-    // A typed list, as the server lists it (its items without apiVersion and kind).
-    nlohmann::json list = {
-        {"apiVersion", k->api_version}, {"kind", k->list_kind}, {"items", items}};
-    loader.AddText(list.dump(), util::Cat("api:", k->path), api::Format::kJson);
+    k->memo = std::move(memo);  // objects gone from the cache leave the memo too
   }
   api::LoadResult all = loader.Finish();
   Loaded out;

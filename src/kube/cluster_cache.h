@@ -7,6 +7,8 @@
 // Load() turns the caches into the objects a scheduling pass reads (sched/pass.h) through
 // api's own reader, so what the server serves is decoded and checked exactly as files are;
 // a problem names the object and field ("api:/apis/resource.k8s.io/v1/resourceslices: ...").
+// Each object is decoded once per resourceVersion: a Load() reuses what the previous one
+// decoded for objects that have not changed (assumed copies are decoded every time).
 // Objects this process wrote can be assumed (Assume): the written copy stands in for the cached
 // one until the watch delivers a version at least as new, so a scheduling pass never decides
 // from a cache that has not seen its own last writes.

@@ -90,6 +90,27 @@ TEST(ClusterCachePlaneTest, ALivePassPlacesAPendingPod) {
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
+  // A second load reuses what the first decoded and reads the same; a change made through
+  // the API (a new resourceVersion) is decoded again.
+  ClusterCache::Loaded again = cache.Load(mine);
+  EXPECT_EQ(again.work, loaded.work);
+  EXPECT_EQ(again.cluster.size(), loaded.cluster.size());
+  absl::StatusOr<Response> patched =
+      c.Do("PATCH", "/api/v1/namespaces/" + ns + "/pods/trainer",
+           json{{"metadata", {{"labels", {{"team", "vision"}}}}}}.dump(),
+           "application/merge-patch+json");
+  ASSERT_TRUE(patched.ok()) << patched.status();
+  ASSERT_EQ(patched->status, 200) << StatusMessage(*patched);
+  bool relabeled = false;
+  for (auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+       !relabeled && std::chrono::steady_clock::now() < until;
+       std::this_thread::sleep_for(std::chrono::milliseconds(50))) {
+    for (const api::SourcedObject& o : cache.Load(mine).work) {
+      const auto* pod = std::get_if<api::Pod>(&o.object);
+      relabeled = relabeled || (pod != nullptr && pod->metadata.labels.contains("team"));
+    }
+  }
+  EXPECT_TRUE(relabeled) << "the relabeled pod was not decoded again";
   cache.Stop();
   ASSERT_TRUE(cache.Error().ok()) << cache.Error();
   EXPECT_GT(changes.load(), 0);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <memory>
 #include <thread>
 #include <utility>
 
@@ -47,12 +48,20 @@ std::optional<nlohmann::json> Informer::Get(const std::string& key) const {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = objects_.find(key);
   if (it == objects_.end()) return std::nullopt;
-  return it->second;
+  return *it->second;
 }
 
 std::vector<nlohmann::json> Informer::List() const {
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<nlohmann::json> out;
+  out.reserve(objects_.size());
+  for (const auto& [key, obj] : objects_) out.push_back(*obj);
+  return out;
+}
+
+std::vector<std::shared_ptr<const nlohmann::json>> Informer::Shared() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<std::shared_ptr<const nlohmann::json>> out;
   out.reserve(objects_.size());
   for (const auto& [key, obj] : objects_) out.push_back(obj);
   return out;
@@ -91,7 +100,7 @@ void Informer::Apply(EventType type, const nlohmann::json& object) {
     if (type == EventType::kDeleted) {
       objects_.erase(key);
     } else {
-      objects_[key] = object;
+      objects_[key] = std::make_shared<const nlohmann::json>(object);
     }
     std::string rv =
         object.value("metadata", nlohmann::json::object()).value("resourceVersion", "");
@@ -101,7 +110,7 @@ void Informer::Apply(EventType type, const nlohmann::json& object) {
 }
 
 absl::Status Informer::ListAll() {
-  std::map<std::string, nlohmann::json> fresh;
+  std::map<std::string, std::shared_ptr<const nlohmann::json>> fresh;
   std::string cont, rv;
   do {
     absl::StatusOr<Response> r = client_.Get(Query(false, cont));
@@ -117,13 +126,16 @@ absl::Status Informer::ListAll() {
     if (!page.is_object() || !page.contains("items")) {
       return absl::UnavailableError(util::Cat("listing ", options_.path, ": not a list"));
     }
-    for (const nlohmann::json& item : page["items"]) fresh[KeyOf(item)] = item;
+    for (nlohmann::json& item : page["items"]) {
+      std::string key = KeyOf(item);
+      fresh[std::move(key)] = std::make_shared<const nlohmann::json>(std::move(item));
+    }
     const nlohmann::json& meta = page.value("metadata", nlohmann::json::object());
     cont = meta.value("continue", "");
     rv = meta.value("resourceVersion", rv);
   } while (!cont.empty() && !stop_);
   // What changed since the cache was last current, for the handler.
-  std::vector<std::pair<EventType, nlohmann::json>> changes;
+  std::vector<std::pair<EventType, std::shared_ptr<const nlohmann::json>>> changes;
   {
     std::lock_guard<std::mutex> lock(mu_);
     for (const auto& [key, obj] : objects_) {
@@ -133,7 +145,7 @@ absl::Status Informer::ListAll() {
       auto old = objects_.find(key);
       if (old == objects_.end()) {
         changes.emplace_back(EventType::kAdded, obj);
-      } else if (old->second != obj) {
+      } else if (*old->second != *obj) {
         changes.emplace_back(EventType::kModified, obj);
       }
     }
@@ -143,7 +155,7 @@ absl::Status Informer::ListAll() {
   ++lists_;
   synced_ = true;
   if (handler_) {
-    for (const auto& [type, obj] : changes) handler_(type, obj);
+    for (const auto& [type, obj] : changes) handler_(type, *obj);
   }
   return absl::OkStatus();
 }

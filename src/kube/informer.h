@@ -5,7 +5,8 @@
 // it lists again; when the connection breaks it backs off (0.2 s doubling to 10 s) and
 // resumes the watch from the last version it saw. The Informer owns its cache: objects kept
 // as JSON, keyed "namespace/name" (or "name" for cluster-scoped kinds); Get() and List()
-// return copies.
+// return copies, Shared() the cached objects themselves (immutable: an event replaces an
+// object, never changes it in place).
 // Thread-safety: Run() on one thread; Stop(), Synced(), Get(), Has(), List() and the counters from
 // any thread. The handler runs on Run()'s thread, outside the cache's lock.
 #ifndef GPUPLANE_KUBE_INFORMER_H_
@@ -15,6 +16,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -52,6 +54,7 @@ class Informer {
   std::optional<nlohmann::json> Get(const std::string& key) const;
   bool Has(const std::string& key) const;
   std::vector<nlohmann::json> List() const;
+  std::vector<std::shared_ptr<const nlohmann::json>> Shared() const;
   std::string ResourceVersion() const;
   int64_t lists() const { return lists_; }  // including the first
   int64_t watches() const { return watches_; }
@@ -73,8 +76,8 @@ class Informer {
   std::atomic<int64_t> lists_{0}, watches_{0};
   double backoff_ = 0;
   mutable std::mutex mu_;
-  std::map<std::string, nlohmann::json> objects_;  // guarded by mu_
-  std::string rv_;                                 // guarded by mu_
+  std::map<std::string, std::shared_ptr<const nlohmann::json>> objects_;  // guarded by mu_
+  std::string rv_;                                                        // guarded by mu_
 };
 
 }  // namespace gpuplane::kube
