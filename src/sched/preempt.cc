@@ -1,8 +1,11 @@
 // Preemption: running work of lower priority evicted whole, least lost work first (session.h).
 #include <algorithm>
 #include <climits>
+#include <cmath>
 #include <set>
 
+#include "absl/strings/str_join.h"
+#include "absl/time/time.h"
 #include "sched/checkpoints.h"
 #include "sched/session.h"
 #include "util/strings.h"
@@ -96,7 +99,10 @@ const std::vector<Session::Job>& Session::RunningJobs() {
         said.ok() && p.pod->metadata.annotations.contains(std::string(kMinRuntimeAnnotation));
     const double min_runtime =
         own ? c.min_runtime_seconds : (queue != nullptr ? queue->min_runtime_seconds : 0);
-    job.min_runtime = job.min_runtime || now - started < min_runtime;
+    if (now - started < min_runtime) {
+      job.min_runtime = true;
+      job.min_runtime_until = std::max(job.min_runtime_until, started + min_runtime);
+    }
     job.in_window =
         job.in_window || (queue != nullptr && now - started < queue->guarantee_window_seconds);
     job.devices += devices;
@@ -105,7 +111,7 @@ const std::vector<Session::Job>& Session::RunningJobs() {
     for (Job& job : jobs_) {
       std::vector<const PodInfo*> pods;
       for (size_t i : job.pods) pods.push_back(&pods_.pods[i]);
-      if (options_.preemption.is_protected(pods)) job.evictable = false;
+      if (options_.preemption.is_protected(pods)) job.evictable = false, job.budget = true;
     }
   }
   doomed_.assign(jobs_.size(), false);
@@ -276,12 +282,43 @@ void Session::Preempt(size_t pod, Decision& d) {
     const std::vector<size_t> all = EligibleJobs(pre, true);
     if (all.size() > outside.size()) best = CheapestVictims(pod, pre, all);
   }
-  if (!best) return NoteFairShare(pre, d.status);
+  if (!best) {
+    NoteProtected(pre, d.status);
+    return NoteFairShare(pre, d.status);
+  }
   d.nominated = best->node;
   d.victims = VictimPods(best->jobs, d.lost_gpu_seconds);
   for (size_t j : best->jobs) doomed_[j] = true;
   NoteReclaim(pre, best->jobs);
   holders_[best->node].push_back(pod);
+}
+
+void Session::NoteProtected(const Preemptor& pre, Status& status) {
+  constexpr size_t kNamed = 3;
+  std::vector<std::string> named;
+  size_t more = 0;
+  for (const Job& job : RunningJobs()) {
+    const bool by_priority = pre.queue < 0 || job.queue < 0 || job.queue == pre.queue;
+    if (!by_priority || job.priority >= pre.priority || !(job.min_runtime || job.budget)) continue;
+    if (named.size() == kNamed) {
+      ++more;
+      continue;
+    }
+    const api::ObjectMeta& m = pods_.pods[job.pods.front()].pod->metadata;
+    const std::string why =
+        job.budget ? "a PodDisruptionBudget protects it"
+                   : util::Cat("min-runtime until ",
+                               absl::FormatTime("%Y-%m-%dT%H:%M:%SZ",
+                                                absl::FromUnixSeconds(static_cast<int64_t>(
+                                                    std::ceil(job.min_runtime_until))),
+                                                absl::UTCTimeZone()));
+    named.push_back(util::Cat(named.empty() ? "" : ", ", m.namespace_name, "/", m.name,
+                              job.pods.size() > 1 ? " and its gang" : "", " (", why, ")"));
+  }
+  if (named.empty()) return;
+  util::Append(status.message, status.message.empty() ? "" : " ",
+               "Running work of lower priority it may not preempt: ", absl::StrJoin(named, ""),
+               more > 0 ? util::Cat(" and ", more, " more") : "", ".");
 }
 
 std::optional<Session::VictimSet> Session::CheapestVictims(size_t pod, const Preemptor& pre,

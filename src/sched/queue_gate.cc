@@ -133,6 +133,10 @@ void Session::NoteFairShare(const Preemptor& pre, Status& status) {
   if (!ledger_ || pre.queue < 0) return;
   const QueueUse use = QueueUses()[pre.queue];
   if (use.allocated + pre.Gpus() <= use.fair + 1e-9) return;
+  bool others = false;  // work of other queues runs: reclaim is what the share forbids
+  for (const Job& job : RunningJobs())
+    others = others || (job.queue >= 0 && job.queue != pre.queue);
+  if (!others) return;
   util::Append(status.message, status.message.empty() ? "" : " ", "Queue ",
                options_.queues->queues()[pre.queue].name, " is at its fair share (",
                util::Fixed(use.allocated, 0), " of ", util::Fixed(use.fair, 1),

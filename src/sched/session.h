@@ -199,9 +199,11 @@ class Session {
     bool evictable = true;  // not leaving already, not protected
     int queue = -1;         // its first pod's leaf queue (-1: no queues)
     // A member is within its min-runtime (gpuplane.io/min-runtime, else its queue's
-    // spec.minRuntime): not a victim.
+    // spec.minRuntime): not a victim until the latest member's ends.
     bool min_runtime = false;
-    bool in_window = false;  // a member is within its queue's guarantee window
+    double min_runtime_until = 0;  // seconds since 1970
+    bool budget = false;           // a PodDisruptionBudget protects it
+    bool in_window = false;        // a member is within its queue's guarantee window
   };
 
  private:
@@ -235,6 +237,9 @@ class Session {
   // The cheapest victims among `eligible` that make room for `pod` on one node.
   std::optional<VictimSet> CheapestVictims(size_t pod, const Preemptor& pre,
                                            const std::vector<size_t>& eligible);
+  // When no victims were found: names the lower-priority running work `pre` could have
+  // evicted by priority but may not (min-runtime, a PodDisruptionBudget) in `status`.
+  void NoteProtected(const Preemptor& pre, Status& status);
   void Preempt(size_t pod, Decision& d);
   void PreemptGang(size_t gang, std::vector<Decision>& out);
   bool PlaceGangIn(const Gang& g, Statement& stmt, Status& why);
