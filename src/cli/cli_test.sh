@@ -51,6 +51,9 @@ expect_output "^testdata/api/malformed/bad-quantity-two-dots.yaml:13: ResourceSl
 expect_exit 0 "version" -- "$BIN" version
 expect_exit 2 "bad mix" -- "$BIN" generate cluster --mix "h900=1"
 expect_output "unknown GPU product \"h900\"" "bad mix message" -- "$BIN" generate cluster --mix "h900=1"
+expect_exit 2 "scheduler bad half-life" -- "$BIN" scheduler --usage-half-life soon
+expect_output '--usage-half-life: "soon" is not a duration such as 12h or 30m' \
+  "scheduler half-life message" -- "$BIN" scheduler --usage-half-life soon
 
 # cel eval
 expect_output '^\{"value":\{"int":"42"\}\}$' "cel json value" -- "$BIN" cel eval -o json --expr 'x + 1' --var 'x={"int":"41"}'

@@ -10,6 +10,7 @@
 #include <random>
 #include <thread>
 
+#include "absl/time/time.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "kube/leader.h"
@@ -34,6 +35,7 @@ struct SchedulerFlags {
   double lease_seconds = 15;
   double renew_deadline = 10;
   double retry_seconds = 2;
+  std::string usage_half_life = "0s";
 };
 
 std::atomic<kube::Scheduler*> g_scheduler{nullptr};
@@ -49,7 +51,16 @@ std::string DefaultIdentity() {
   return util::Cat(host, "_", rd() % 1000000);
 }
 
-int Run(const SchedulerFlags& f) {
+int Run(SchedulerFlags f) {
+  absl::Duration half_life;
+  if (!absl::ParseDuration(f.usage_half_life, &half_life) || half_life < absl::ZeroDuration() ||
+      half_life == absl::InfiniteDuration()) {
+    return Fail("scheduler",
+                absl::InvalidArgumentError(
+                    util::Cat("--usage-half-life: \"", f.usage_half_life,
+                              "\" is not a duration such as 12h or 30m (0s turns past use off)")));
+  }
+  f.options.usage_half_life = absl::ToDoubleSeconds(half_life);
   absl::StatusOr<kube::RestConfig> cfg = absl::InvalidArgumentError("unset");
   std::string path = f.kubeconfig;
   if (path.empty() && std::getenv("KUBECONFIG") != nullptr) path = std::getenv("KUBECONFIG");
@@ -121,6 +132,14 @@ Command AddSchedulerCommand(CLI::App& app) {
       ->capture_default_str();
   cmd->add_flag("!--no-preemption", f->options.preemption,
                 "Never evict running pods of lower priority to make room");
+  cmd->add_option("--usage-half-life", f->usage_half_life,
+                  "With Queues: fair shares lean against each queue's GPU use decayed with "
+                  "this half-life (KAI's time-based fair share); 0s: they ignore past use")
+      ->capture_default_str();
+  cmd->add_option("--usage-k", f->options.usage_k,
+                  "How strongly past use bends the queues' weights (with --usage-half-life)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   cmd->add_option("--metrics-addr", f->metrics_addr,
                   "HOST:PORT for /metrics, /healthz, /readyz (\"\": none; port 0: any)")
       ->capture_default_str();

@@ -41,8 +41,8 @@ class SchedulerPlaneTest : public ::testing::Test {
   void Workload(const std::string& name, int min_count);
   // PriorityClasses low-<id> (10) and high-<id> (1000).
   void PriorityClasses();
-  // The scheduler in this process, on a thread.
-  void Start();
+  // The scheduler in this process, on a thread (its name set to the test's).
+  void Start(SchedulerOptions o = {});
   nlohmann::json Get(const std::string& path);
   nlohmann::json List(const std::string& collection);  // in the test's namespace
   bool Eventually(const std::function<bool()>& done, double seconds = 30);

@@ -11,6 +11,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "sched/fair_share.h"
 #include "sched/pass.h"
 #include "sched/queues.h"
 #include "sched/status.h"
@@ -323,6 +324,15 @@ absl::Status Scheduler::Cycle() {
   const sched::QueueTree queues = QueuesOf(loaded.work, warned_);
   sched::SessionOptions opts;
   opts.queues = &queues;  // built once per cycle; the pass does not build it again
+  if (options_.usage_half_life > 0) {
+    // What each queue held since the last pass, decayed into its past use.
+    auto now = std::chrono::steady_clock::now();
+    const double seconds = std::chrono::duration<double>(now - usage_at_).count();
+    usage_at_ = now;
+    sched::DecayedUsage::AdvanceByName(usage_, held_, seconds, options_.usage_half_life);
+    opts.queue_usage = usage_;
+    opts.usage_k = options_.usage_k;
+  }
   opts.policy = options_.policy;
   budgets_ = Budgets(cache_->List("PodDisruptionBudget"));
   if (options_.preemption) {
@@ -344,6 +354,10 @@ absl::Status Scheduler::Cycle() {
     if (warned_.insert(w).second) Log(w);
   }
 
+  held_.clear();
+  for (size_t q = 0; q < pass->queue_devices.size(); ++q) {
+    held_[queues.queues()[q].name] = pass->queue_devices[q];
+  }
   std::vector<Job> jobs = Plan(*pass, waiting);
   WriteAll(jobs);
   Remember(pass->pods, jobs);

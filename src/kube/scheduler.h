@@ -64,6 +64,10 @@ struct SchedulerOptions {
   std::string policy = "gpuplane";
   int writers = 64;  // concurrent API writes (16: 56 pods/s, 64: 70 pods/s in the bench)
   bool preemption = true;
+  // Fair shares lean against each queue's GPU use decayed with this half-life (seconds; 0:
+  // they ignore past use), weighted by usage_k (sched::FairShareOptions).
+  double usage_half_life = 0;
+  double usage_k = 1;
 };
 
 class Scheduler {
@@ -125,6 +129,11 @@ class Scheduler {
   std::map<std::string, std::string> reported_;  // pod uid -> the reason last written
   std::set<std::string> warned_;                 // input warnings logged once
   std::vector<DisruptionBudget> budgets_;        // of the current cycle
+  // Past use by queue name (options_.usage_half_life > 0): decayed device-seconds, and the
+  // devices each queue held after the last pass, since `usage_at_`. Run's thread only.
+  std::map<std::string, double, std::less<>> usage_;
+  std::map<std::string, double> held_;
+  std::chrono::steady_clock::time_point usage_at_ = std::chrono::steady_clock::now();
 };
 
 }  // namespace gpuplane::kube

@@ -644,7 +644,9 @@ TEST_F(SchedulerPlaneTest, QueueLimitsHoldPodsBackAndSayWhy) {
           {"spec",
            {{"schedulerName", name_},
             {"containers", json::array({{{"name", "c"}, {"image", "pause"}}})}}}});
-  Start();
+  // Past use on: the queues' history is kept across cycles (its effect on shares is pinned
+  // by preempt-reclaim-leans-against-past-use.yaml).
+  Start({.usage_half_life = 3600});
 
   ASSERT_TRUE(Eventually([&] {
     return (!NodeOf("first").empty() || !NodeOf("second").empty()) &&

@@ -123,11 +123,28 @@ double DominantShare(const std::vector<double>& allocated, const std::vector<dou
 DecayedUsage::DecayedUsage(int queues, double half_life_seconds)
     : half_life_(half_life_seconds), usage_(queues, 0.0) {}
 
-void DecayedUsage::Advance(double seconds, const std::vector<double>& allocated) {
-  const double keep = std::exp2(-seconds / half_life_);
+double DecayedUsage::Decay(double usage, double allocated, double seconds,
+                           double half_life_seconds) {
+  const double keep = std::exp2(-seconds / half_life_seconds);
   // The integral of a constant a decaying since it was used: a h / ln 2 (1 - 2^(-t/h)).
-  const double gained = half_life_ / std::log(2.0) * (1 - keep);
-  for (size_t q = 0; q < usage_.size(); ++q) usage_[q] = usage_[q] * keep + allocated[q] * gained;
+  const double gained = half_life_seconds / std::log(2.0) * (1 - keep);
+  return usage * keep + allocated * gained;
+}
+
+void DecayedUsage::AdvanceByName(std::map<std::string, double, std::less<>>& usage,
+                                 const std::map<std::string, double>& held, double seconds,
+                                 double half_life_seconds) {
+  for (const auto& [name, devices] : held) usage.try_emplace(name, 0.0);
+  for (auto& [name, used] : usage) {
+    auto h = held.find(name);
+    used = Decay(used, h == held.end() ? 0 : h->second, seconds, half_life_seconds);
+  }
+}
+
+void DecayedUsage::Advance(double seconds, const std::vector<double>& allocated) {
+  for (size_t q = 0; q < usage_.size(); ++q) {
+    usage_[q] = Decay(usage_[q], allocated[q], seconds, half_life_);
+  }
 }
 
 }  // namespace gpuplane::sched

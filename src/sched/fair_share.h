@@ -7,7 +7,10 @@
 #ifndef GPUPLANE_SCHED_FAIR_SHARE_H_
 #define GPUPLANE_SCHED_FAIR_SHARE_H_
 
+#include <functional>
 #include <limits>
+#include <map>
+#include <string>
 #include <vector>
 
 namespace gpuplane::sched {
@@ -60,6 +63,14 @@ class DecayedUsage {
   DecayedUsage(int queues, double half_life_seconds);
   // `allocated[q]` held for `seconds` (>= 0) since the last call.
   void Advance(double seconds, const std::vector<double>& allocated);
+  // One queue's step of Advance: `usage` after `allocated` was held for `seconds`.
+  static double Decay(double usage, double allocated, double seconds, double half_life_seconds);
+  // Advance by queue name, for a queue tree that may change between steps (the live
+  // scheduler's): queues in `held` new to `usage` start from 0; those not in `held` held
+  // nothing.
+  static void AdvanceByName(std::map<std::string, double, std::less<>>& usage,
+                            const std::map<std::string, double>& held, double seconds,
+                            double half_life_seconds);
   const std::vector<double>& usage() const { return usage_; }
 
  private:

@@ -132,5 +132,22 @@ TEST(DecayedUsage, HalvesEveryHalfLifeAndIntegratesExactly) {
   EXPECT_NEAR(a.usage()[0], b.usage()[0], 1e-9);
 }
 
+TEST(DecayedUsage, ByNameMatchesByIndexAsQueuesComeAndGo) {
+  DecayedUsage by_index(3, 900);
+  std::map<std::string, double, std::less<>> by_name;
+  // Step 1: only a and b exist; step 2: c appears; step 3: b is gone (it holds nothing).
+  by_index.Advance(600, {4, 2, 0});
+  DecayedUsage::AdvanceByName(by_name, {{"a", 4}, {"b", 2}}, 600, 900);
+  by_index.Advance(300, {4, 2, 8});
+  DecayedUsage::AdvanceByName(by_name, {{"a", 4}, {"b", 2}, {"c", 8}}, 300, 900);
+  by_index.Advance(1200, {1, 0, 8});
+  DecayedUsage::AdvanceByName(by_name, {{"a", 1}, {"c", 8}}, 1200, 900);
+  ASSERT_EQ(by_name.size(), 3u);
+  EXPECT_NEAR(by_name["a"], by_index.usage()[0], 1e-9);
+  EXPECT_NEAR(by_name["b"], by_index.usage()[1], 1e-9);
+  EXPECT_NEAR(by_name["c"], by_index.usage()[2], 1e-9);
+  EXPECT_GT(by_name["b"], 0);
+}
+
 }  // namespace
 }  // namespace gpuplane::sched

@@ -52,6 +52,7 @@ absl::StatusOr<PassResult> RunPass(std::vector<api::SourcedObject> cluster,
       Session::Make(*r.snapshot, r.pods, with_queues);
   if (!session.ok()) return session.status();
   r.decisions = (*session)->Run();
+  r.queue_devices = (*session)->QueueDevices();
   return r;
 }
 

@@ -28,6 +28,7 @@ struct PassResult {
   std::unique_ptr<Snapshot> snapshot;
   std::vector<std::string> warnings;  // inventory and input problems, with file:line
   double snapshot_seconds = 0;        // building the snapshot (inventory, index), on options.clock
+  std::vector<double> queue_devices;  // Session::QueueDevices after the pass
 };
 
 // Errors: an unknown policy; Queue objects that do not form a tree.

@@ -106,13 +106,26 @@ std::vector<QueueUse> Session::QueueUses() {
     for (const model::DeviceInfo& d : snap_.inventory().devices()) {
       if (d.consumes.empty()) capacity += 1;
     }
-    fair_devices_ = FairShare(options_.queues->ShareInputs("gpu", demand), capacity);
+    std::vector<double> usage(queues.size(), 0);
+    for (size_t q = 0; q < queues.size(); ++q) {
+      auto u = options_.queue_usage.find(queues[q].name);
+      if (u != options_.queue_usage.end()) usage[q] = u->second;
+    }
+    fair_devices_ = FairShare(options_.queues->ShareInputs("gpu", demand, usage), capacity,
+                              {.usage_k = options_.usage_k});
     reclaimed_.assign(queues.size(), 0);
   }
   std::vector<QueueUse> out(queues.size());
   for (size_t q = 0; q < queues.size(); ++q) {
     out[q] = {ledger_->devices(static_cast<int>(q)) + reclaimed_[q], fair_devices_[q]};
   }
+  return out;
+}
+
+std::vector<double> Session::QueueDevices() const {
+  if (!ledger_) return {};
+  std::vector<double> out(options_.queues->queues().size());
+  for (size_t q = 0; q < out.size(); ++q) out[q] = ledger_->devices(static_cast<int>(q));
   return out;
 }
 

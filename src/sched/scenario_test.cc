@@ -11,12 +11,14 @@
 //   # expect-gangs: N SCHEDULED
 //   # preempt: 2026-12-01T12:00:00Z  (optional: preemption on, lost work counted to this time)
 //   # expect-preempt: NS/POD node=N victims=NS/A,NS/B [lost=GPU-SECONDS]  (or: NS/POD none)
+//   # usage: K QUEUE=DEVICE-SECONDS...  (optional: fair shares lean against this past use)
 // Pods, unallocated ResourceClaims, ResourceClaimTemplates, PodGroups and Workloads are the
 // work; everything else (allocated claims counting as in use) is the cluster. Every
 // allocation the pass makes is checked by the independent verifier (an Error status if not).
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "api/loader.h"
 #include "gtest/gtest.h"
@@ -36,7 +38,7 @@ bool IsWork(const api::Object& o) {
 
 struct Header {
   std::vector<std::string> expects, hints, stages, warnings, clusters, preempts;
-  std::string policy = "gpuplane", prices, gangs, now;
+  std::string policy = "gpuplane", prices, gangs, now, usage;
 };
 
 Header ReadHeader(const std::filesystem::path& path) {
@@ -54,6 +56,7 @@ Header ReadHeader(const std::filesystem::path& path) {
     take("# cluster: ", h.clusters);
     take("# expect-preempt: ", h.preempts);
     if (line.rfind("# preempt: ", 0) == 0) h.now = line.substr(11);
+    if (line.rfind("# usage: ", 0) == 0) h.usage = line.substr(9);
     if (line.rfind("# policy: ", 0) == 0) h.policy = line.substr(10);
     if (line.rfind("# prices: ", 0) == 0) h.prices = line.substr(10);
     if (line.rfind("# expect-gangs: ", 0) == 0) h.gangs = line.substr(16);
@@ -174,6 +177,15 @@ void RunScenario(const std::filesystem::path& path) {
     std::optional<double> now = UnixSeconds(h.now);
     ASSERT_TRUE(now) << "# preempt: " << h.now;
     options.preemption = {.enabled = true, .now = *now};
+  }
+  if (!h.usage.empty()) {
+    std::istringstream words(h.usage);
+    words >> options.usage_k;
+    for (std::string w; words >> w;) {
+      size_t eq = w.find('=');
+      ASSERT_NE(eq, std::string::npos) << "# usage: " << h.usage;
+      options.queue_usage[w.substr(0, eq)] = std::stod(w.substr(eq + 1));
+    }
   }
   absl::StatusOr<PassResult> r = RunPass(cluster, work, options, prices);
   ASSERT_TRUE(r.ok()) << r.status();

@@ -117,6 +117,11 @@ struct SessionOptions {
   // and does not preempt). The limit is checked on the placement found, not searched for: a
   // firstAvailable claim is not steered to a smaller alternative to stay within a `gpu` limit.
   const QueueTree* queues = nullptr;
+  // Fair shares lean against past use (fair_share.h, KAI's time-based fair share) when
+  // usage_k > 0: time-decayed device-seconds by queue name (leaves' values count; a queue
+  // not named has 0).
+  std::map<std::string, double, std::less<>> queue_usage;
+  double usage_k = 0;
 };
 
 class Session {
@@ -129,6 +134,10 @@ class Session {
   // Decides every pod not already bound; decisions are parallel to PodSet::pods (bound pods
   // are Scheduled on their node).
   std::vector<Decision> Run();
+
+  // Devices each queue's work holds now (leaves; victims chosen in this pass still count
+  // until they are gone), indexed like SessionOptions::queues; empty without queues.
+  std::vector<double> QueueDevices() const;
 
   // For engines that decide pods one at a time as they arrive (the simulator): decides
   // `pod` now and commits it when placed. A gang member decides its whole gang; the
