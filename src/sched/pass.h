@@ -3,9 +3,9 @@
 // the pod set from the workload objects (Pods, ResourceClaims, ResourceClaimTemplates,
 // PodGroups, Workloads; allocated ResourceClaims among them count as cluster state too), the
 // queue tree from the Queue objects of either (their limits and each pod's queue enforced;
-// none: no queues; options.queues, when set, is used instead), and a Session over all. A pure
-// function of its inputs: it reads the time only through options.clock, when one is given (decision
-// and snapshot timings).
+// none: no queues; options.queues, when set, is used instead), and a Session over all.
+// A pure function of its inputs: it reads the time only through options.clock, when one is
+// given (decision and snapshot timings).
 #ifndef GPUPLANE_SCHED_PASS_H_
 #define GPUPLANE_SCHED_PASS_H_
 
