@@ -404,13 +404,16 @@ void Session::PreemptGang(size_t gang, std::vector<Decision>& out) {
     (void)stmt.Rollback(0);
     return ok;
   };
+  auto none = [&] {  // no victims: what stopped it, in each waiting member's reason
+    for (size_t m : members) NoteProtected(pre, out[m].status);
+  };
   // Jobs within their guarantee window only when no other victims make room.
   std::vector<size_t> eligible = EligibleJobs(pre, false);
   std::map<size_t, model::NodeId> where;
   if (eligible.empty() || !fits(eligible, where)) {
     const size_t outside = eligible.size();
     eligible = EligibleJobs(pre, true);
-    if (eligible.size() == outside || !fits(eligible, where)) return;
+    if (eligible.size() == outside || !fits(eligible, where)) return none();
   }
   // Each job given back while the gang still fits, those within their window first, then the
   // costliest; a job with no pod on a node the current placement uses is given back without
@@ -432,7 +435,7 @@ void Session::PreemptGang(size_t gang, std::vector<Decision>& out) {
       where = w;
     }
   }
-  if (!KeepsQueueFloors(pre, kept)) return;
+  if (!KeepsQueueFloors(pre, kept)) return none();
   double lost = 0;
   std::vector<size_t> victims = VictimPods(kept, lost);
   for (size_t j : kept) doomed_[j] = true;
