@@ -365,27 +365,35 @@ bool Session::PlaceGangIn(const Gang& g, Statement& stmt, Status& why) {
   return placed;
 }
 
-void Session::PreemptGang(size_t gang, std::vector<Decision>& out) {
-  const Gang& g = pods_.gangs[gang];
-  if (g.problem) return;
+std::vector<size_t> Session::GangPreemptors(const Gang& g, std::vector<Decision>& out,
+                                            int32_t& priority) {
   std::vector<size_t> members;
-  int32_t priority = INT32_MAX;
+  priority = INT32_MAX;
   bool leaving = false;
   for (size_t m : g.members) {
     const PodInfo& p = pods_.pods[m];
     if (!p.bound_node.empty()) continue;
     if (out[m].status.code != Code::kUnschedulable || out[m].status.stage == Stage::kQueue ||
         p.never_preempts) {
-      return;  // a queue over its limit waits for its own work to end
+      return {};  // a queue over its limit waits for its own work to end
     }
     if (std::optional<model::NodeId> n = Leaving(p)) {
       out[m].nominated = *n;
       leaving = true;
     }
     members.push_back(m);
-    priority = std::min(priority, p.priority);
   }
-  if (members.empty() || leaving) return;  // waiting for victims it preempted before
+  if (leaving) return {};  // waiting for victims it preempted before
+  for (size_t m : members) priority = std::min(priority, pods_.pods[m].priority);
+  return members;
+}
+
+void Session::PreemptGang(size_t gang, std::vector<Decision>& out) {
+  const Gang& g = pods_.gangs[gang];
+  if (g.problem) return;
+  int32_t priority = INT32_MAX;
+  const std::vector<size_t> members = GangPreemptors(g, out, priority);
+  if (members.empty()) return;
   const Preemptor pre = PreemptorOf(members, priority);
   Statement stmt(snap_);
   // Places the gang with `victims` gone; the nodes of its members in `where`.

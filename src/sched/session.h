@@ -250,6 +250,10 @@ class Session {
   // evicted by priority but may not (min-runtime, a PodDisruptionBudget) in `status`.
   void NoteProtected(const Preemptor& pre, Status& status);
   void Preempt(size_t pod, Decision& d);
+  // The gang's waiting members when every one may preempt (Unschedulable, not held back by a
+  // queue limit, preemptionPolicy not Never) and none waits for victims to leave (those are
+  // nominated their node), with their lowest priority; else none.
+  std::vector<size_t> GangPreemptors(const Gang& g, std::vector<Decision>& out, int32_t& priority);
   void PreemptGang(size_t gang, std::vector<Decision>& out);
   bool PlaceGangIn(const Gang& g, Statement& stmt, Status& why);
   std::vector<size_t> VictimPods(const std::vector<size_t>& jobs, double& lost) const;
