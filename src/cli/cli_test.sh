@@ -52,7 +52,7 @@ expect_exit 0 "version" -- "$BIN" version
 expect_exit 2 "bad mix" -- "$BIN" generate cluster --mix "h900=1"
 expect_output "unknown GPU product \"h900\"" "bad mix message" -- "$BIN" generate cluster --mix "h900=1"
 expect_exit 2 "scheduler bad half-life" -- "$BIN" scheduler --usage-half-life soon
-expect_output '--usage-half-life: "soon" is not a duration such as 12h or 30m' \
+expect_output '--usage-half-life "soon" is not a duration such as 30m or 1h' \
   "scheduler half-life message" -- "$BIN" scheduler --usage-half-life soon
 
 # cel eval

@@ -10,9 +10,9 @@
 #include <random>
 #include <thread>
 
-#include "absl/time/time.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
+#include "cli/flags.h"
 #include "kube/leader.h"
 #include "kube/rest_config.h"
 #include "kube/scheduler.h"
@@ -52,15 +52,10 @@ std::string DefaultIdentity() {
 }
 
 int Run(SchedulerFlags f) {
-  absl::Duration half_life;
-  if (!absl::ParseDuration(f.usage_half_life, &half_life) || half_life < absl::ZeroDuration() ||
-      half_life == absl::InfiniteDuration()) {
-    return Fail("scheduler",
-                absl::InvalidArgumentError(
-                    util::Cat("--usage-half-life: \"", f.usage_half_life,
-                              "\" is not a duration such as 12h or 30m (0s turns past use off)")));
-  }
-  f.options.usage_half_life = absl::ToDoubleSeconds(half_life);
+  absl::StatusOr<double> half_life =
+      DurationSeconds("--usage-half-life", f.usage_half_life, /*zero_ok=*/true);
+  if (!half_life.ok()) return Fail("scheduler", half_life.status());
+  f.options.usage_half_life = *half_life;
   absl::StatusOr<kube::RestConfig> cfg = absl::InvalidArgumentError("unset");
   std::string path = f.kubeconfig;
   if (path.empty() && std::getenv("KUBECONFIG") != nullptr) path = std::getenv("KUBECONFIG");

@@ -8,8 +8,8 @@
 #include <map>
 #include <thread>
 
-#include "absl/time/time.h"
 #include "cli/exit_codes.h"
+#include "cli/flags.h"
 #include "cli/tenant_report.h"
 #include "nlohmann/json.hpp"
 #include "sim/daynight.h"
@@ -173,18 +173,6 @@ std::string OpportunisticText(const std::vector<std::string>& policies,
   return out;
 }
 
-// A duration flag ("30m", "1h") in seconds: positive, or with `zero_ok` also 0.
-absl::StatusOr<double> Seconds(const char* flag, const std::string& text, bool zero_ok = false) {
-  absl::Duration d;
-  if (!absl::ParseDuration(text, &d) || d < absl::ZeroDuration() ||
-      (d == absl::ZeroDuration() && !zero_ok)) {
-    return absl::InvalidArgumentError(util::Cat(flag, " \"", text, "\" is not a ",
-                                                zero_ok ? "" : "positive ",
-                                                "duration such as 30m or 1h"));
-  }
-  return absl::ToDoubleSeconds(d);
-}
-
 struct Workloads {
   std::string name, title;
   std::vector<sim::TenantWorkload> with;     // per seed
@@ -275,13 +263,15 @@ Runs RunAll(const Workloads& w, const std::vector<sim::TenantPolicy>& configs,
 }  // namespace
 
 int RunTenantReplays(const TenantReplayArgs& args) {
-  absl::StatusOr<double> interval = Seconds("--checkpoint-interval", args.checkpoint_interval);
+  absl::StatusOr<double> interval =
+      DurationSeconds("--checkpoint-interval", args.checkpoint_interval);
   if (!interval.ok()) return Fail("simulate", interval.status());
-  absl::StatusOr<double> window = Seconds("--guarantee-window", args.guarantee_window);
+  absl::StatusOr<double> window = DurationSeconds("--guarantee-window", args.guarantee_window);
   if (!window.ok()) return Fail("simulate", window.status());
-  absl::StatusOr<double> min_runtime = Seconds("--min-runtime", args.min_runtime, true);
+  absl::StatusOr<double> min_runtime = DurationSeconds("--min-runtime", args.min_runtime, true);
   if (!min_runtime.ok()) return Fail("simulate", min_runtime.status());
-  absl::StatusOr<double> half_life = Seconds("--usage-half-life", args.usage_half_life, true);
+  absl::StatusOr<double> half_life =
+      DurationSeconds("--usage-half-life", args.usage_half_life, true);
   if (!half_life.ok()) return Fail("simulate", half_life.status());
   if (args.cluster_gpus < sim::kPodGpus || args.cluster_gpus % sim::kPodGpus != 0) {
     return Fail("simulate", absl::InvalidArgumentError(util::Cat(
