@@ -6,6 +6,7 @@
 
 #include "api/loader.h"
 #include "gtest/gtest.h"
+#include "sched/queues.h"
 #include "sched/session.h"
 #include "util/strings.h"
 
@@ -42,8 +43,10 @@ spec: {}
 
 // `count` pods asking for one GPU each.
 struct Pods {
-  explicit Pods(int count) {
-    source.object = api::Pod{};
+  explicit Pods(int count, const std::string& ns = "") {
+    api::Pod pod;
+    pod.metadata.namespace_name = ns;
+    source.object = pod;
     for (int i = 0; i < count; ++i) {
       PodInfo p = DescribePod(source, static_cast<size_t>(i));
       p.key = util::Cat("t/p", i);
@@ -114,6 +117,44 @@ TEST(LoadOrderTest, UnknownPolicyNamesTheChoices) {
   ASSERT_FALSE(session.ok());
   EXPECT_NE(session.status().message().find("pack, spread, worth-pack"), std::string::npos)
       << session.status();
+}
+
+TEST(LoadOrderTest, WindowWorkFollowsYoungRunsThroughDecideAndEvict) {
+  // Queue night takes no fair share: its runs have a 1-hour guarantee window. p0 and p1 fill
+  // n0 (first in the policy's order), p2 goes to n1; p0 and p1 end. p3 goes beside the young
+  // run p2 on n1, not to n0, which no young run holds any more.
+  api::Loader loader;
+  loader.AddText(R"(apiVersion: gpuplane.io/v1alpha1
+kind: Queue
+metadata: {name: night}
+spec:
+  namespaces: [t]
+  resources:
+    gpu: {weight: "0"}
+)",
+                 "queues.yaml", api::Format::kYaml);
+  api::LoadResult loaded = loader.Finish();
+  ASSERT_EQ(loaded.errors(), 0u);
+  absl::StatusOr<QueueTree> queues = QueueTree::Build(loaded.objects);
+  ASSERT_TRUE(queues.ok()) << queues.status();
+  std::unique_ptr<Snapshot> snap = Snapshot::Build(Cluster());
+  Pods pods(4, "t");
+  SessionOptions options;
+  options.explain = false;
+  options.queues = &*queues;
+  options.preemption = {.enabled = true, .now = 1000};
+  absl::StatusOr<std::unique_ptr<Session>> session = Session::Make(*snap, pods.set, options);
+  ASSERT_TRUE(session.ok()) << session.status();
+  auto node = [&](size_t pod) {
+    Decision d = (*session)->Decide(pod);
+    return d.status.ok() ? snap->inventory().nodes()[d.node].name : d.status.message;
+  };
+  EXPECT_EQ(node(0), "n0");
+  EXPECT_EQ(node(1), "n0");
+  EXPECT_EQ(node(2), "n1");
+  ASSERT_TRUE((*session)->Evict(0).ok());
+  ASSERT_TRUE((*session)->Evict(1).ok());
+  EXPECT_EQ(node(3), "n1");
 }
 
 }  // namespace

@@ -44,6 +44,7 @@ void Session::ChargeQueues(const std::vector<size_t>& pods) {
     QueueCharge c = ledger_->ChargeOf({{&pods_.pods[p], queue_of_[p].queue}}, snap_);
     ledger_->Charge(c);
     charges_[p] = std::move(c);
+    CountYoung(p, 1);
   }
 }
 

@@ -65,14 +65,18 @@ std::vector<Decision> Session::Run() {
   for (const auto& [pod, gang] : items) {
     if (order_->dynamic()) snap_.SetOrder(order_->Order(snap_));
     if (gang >= 0) {
+      PreferYoung(pod);
       DecideGang(static_cast<size_t>(gang), out);
+      RestoreOrder();
       if (options_.preemption.enabled) PreemptGang(static_cast<size_t>(gang), out);
     } else if (pods_.pods[pod].problem) {
       out[pod].status = *pods_.pods[pod].problem;
     } else if (std::optional<Status> q = QueueGate({pod}, false)) {
       out[pod].status = *q;
     } else {
+      PreferYoung(pod);
       out[pod] = DecideSingle(pod);
+      RestoreOrder();
       if (options_.preemption.enabled) Preempt(pod, out[pod]);
     }
   }
@@ -93,10 +97,16 @@ Decision Session::Decide(size_t pod) {
       d.status = *q;
       return d;
     }
-    return options_.placer != nullptr ? DecidePicked(pod) : DecideSingle(pod);
+    if (options_.placer != nullptr) return DecidePicked(pod);
+    PreferYoung(pod);
+    Decision d = DecideSingle(pod);
+    RestoreOrder();
+    return d;
   }
   std::vector<Decision> out(pods_.pods.size());
+  PreferYoung(pod);
   DecideGang(static_cast<size_t>(p.gang), out);
+  RestoreOrder();
   return out[pod];
 }
 
@@ -105,9 +115,13 @@ absl::Status Session::Evict(size_t pod) {
   const model::NodeId node = placed != nullptr ? placed->node : model::kNoId;
   std::vector<alloc::Choice> choices;
   if (options_.placer != nullptr) choices = ChoicesOf(pod);
+  CountYoung(pod, -1);
   Statement stmt(snap_);
   absl::Status st = stmt.Evict(pods_.pods[pod].key);
-  if (!st.ok()) return st;
+  if (!st.ok()) {
+    CountYoung(pod, 1);
+    return st;
+  }
   stmt.Commit();
   RefundQueue(pod);
   if (options_.placer != nullptr) options_.placer->Unreserve(pods_.pods[pod], node, choices);

@@ -258,6 +258,19 @@ class Session {
   bool PlaceGangIn(const Gang& g, Statement& stmt, Status& why);
   std::vector<size_t> VictimPods(const std::vector<size_t>& jobs, double& lost) const;
 
+  // ---- window_order.cc: work with a guarantee window goes beside runs within theirs
+  // Whether `pod`'s queue has a guarantee window (with preemption on: it protects runs).
+  bool WindowWork(size_t pod) const;
+  // The devices a placed pod of such a queue holds while it is young (placed in this pass,
+  // or bound and within its window); else 0.
+  double YoungDevices(size_t pod) const;
+  // Adds (sign 1) or removes (-1) a placed pod's young devices once they are counted.
+  void CountYoung(size_t pod, double sign);
+  // For window work: nodes holding young runs' devices first (most first), then the
+  // policy's order; RestoreOrder puts the policy's order back.
+  void PreferYoung(size_t pod);
+  void RestoreOrder();
+
   // ---- diagnose.cc
   Status Diagnose(size_t pod, const std::vector<model::NodeId>* nodes);
 
@@ -312,6 +325,10 @@ class Session {
   std::map<size_t, QueueCharge> charges_;  // pod -> what it holds against its queue
   std::vector<double> fair_devices_;       // per queue, once the first preemption asks
   std::vector<double> reclaimed_;          // per queue, devices moving by this pass's preemptions
+  // Window work (window_order.cc): young runs' devices per node (empty until first needed),
+  // and the policy's order while PreferYoung's is in place.
+  std::vector<double> young_;
+  std::vector<model::NodeId> base_order_;
 };
 
 }  // namespace gpuplane::sched
