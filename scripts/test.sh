@@ -69,6 +69,7 @@ for target in build-asan/fuzz/*_fuzz; do
     cgroup_fuzz) cp testdata/acct/cgroup/* "$corpus"/ ;;
     kubeconfig_fuzz) cp testdata/kube/*.yaml "$corpus"/ ;;
     gang_intent_fuzz) cp testdata/kube/intents/* "$corpus"/ ;;
+    queue_usage_fuzz) cp testdata/kube/queue-usage/* "$corpus"/ ;;
     acct_fuzz) cp testdata/acct/node/*.json testdata/acct/node/*.jsonl testdata/acct/node/*.yaml \
       "$corpus"/ ;;
     *) find testdata examples -type f \( -name '*.yaml' -o -name '*.json' \) -size -64k \

@@ -56,6 +56,7 @@ int Run(SchedulerFlags f) {
       DurationSeconds("--usage-half-life", f.usage_half_life, /*zero_ok=*/true);
   if (!half_life.ok()) return Fail("scheduler", half_life.status());
   f.options.usage_half_life = *half_life;
+  f.options.state_namespace = f.lease_namespace;
   absl::StatusOr<kube::RestConfig> cfg = absl::InvalidArgumentError("unset");
   std::string path = f.kubeconfig;
   if (path.empty() && std::getenv("KUBECONFIG") != nullptr) path = std::getenv("KUBECONFIG");
@@ -140,7 +141,9 @@ Command AddSchedulerCommand(CLI::App& app) {
       ->capture_default_str();
   cmd->add_flag("--leader-elect", f->leader_elect,
                 "Take part in leader election; only the leader writes");
-  cmd->add_option("--lease-namespace", f->lease_namespace, "Namespace of the Lease")
+  cmd->add_option("--lease-namespace", f->lease_namespace,
+                  "Namespace of the Lease, and of the ConfigMap NAME-queue-usage that keeps "
+                  "the queues' past use for the next leader (with --usage-half-life)")
       ->capture_default_str();
   cmd->add_option("--lease-name", f->lease_name, "Name of the Lease")->capture_default_str();
   cmd->add_option("--identity", f->identity, "This replica's holder identity (default: host_N)");

@@ -254,6 +254,8 @@ struct Scheduler::Job {
 Scheduler::Scheduler(const Client& client, SchedulerOptions options)
     : client_(client), writer_(client), options_(std::move(options)) {
   cache_ = std::make_unique<ClusterCache>(client_, [this] { Wake(); });
+  usage_store_ = std::make_unique<QueueUsageStore>(client_, options_.state_namespace,
+                                                   util::Cat(options_.name, "-queue-usage"));
 }
 
 Scheduler::~Scheduler() { cache_->Stop(); }
@@ -292,6 +294,7 @@ absl::Status Scheduler::Run(const std::function<bool()>& leading) {
       continue;
     }
     if (!was_leading_) {
+      LoadUsage();
       Recover();
       was_leading_ = true;
       std::lock_guard<std::mutex> lock(mu_);
@@ -310,8 +313,49 @@ absl::Status Scheduler::Run(const std::function<bool()>& leading) {
       return s;
     }
   }
+  if (was_leading_ && leading_()) SaveUsage(true);  // for the next leader
   cache_->Stop();
   return absl::OkStatus();
+}
+
+namespace {
+
+double WallSeconds() { return absl::ToDoubleSeconds(absl::Now() - absl::UnixEpoch()); }
+
+}  // namespace
+
+void Scheduler::LoadUsage() {
+  if (options_.usage_half_life <= 0) return;
+  absl::StatusOr<std::optional<QueueUsage>> saved = usage_store_->Load();
+  if (!saved.ok()) {
+    Log(util::Cat("queues' past use not loaded, going on from what this replica has: ",
+                  std::string(saved.status().message())));
+    return;
+  }
+  if (!saved->has_value()) return;
+  QueueUsage now = DecayedTo(**saved, WallSeconds(), options_.usage_half_life);
+  usage_ = std::move(now.gpu_seconds);
+  held_ = std::move(now.devices);
+  usage_at_ = std::chrono::steady_clock::now();
+  usage_wall_ = now.saved_at;
+  Log(util::Cat("queues' past use loaded from ", usage_store_->Describe(), " (", usage_.size(),
+                usage_.size() == 1 ? " queue)" : " queues)"));
+}
+
+void Scheduler::SaveUsage(bool now) {
+  if (options_.usage_half_life <= 0) return;
+  auto t = std::chrono::steady_clock::now();
+  if (!now && usage_saved_ &&
+      std::chrono::duration<double>(t - *usage_saved_).count() < kSaveUsageSeconds) {
+    return;
+  }
+  usage_saved_ = t;
+  QueueUsage u{.saved_at = usage_wall_, .gpu_seconds = usage_, .devices = held_};
+  u = DecayedTo(u, WallSeconds(), options_.usage_half_life);
+  if (absl::Status s = usage_store_->Save(u); !s.ok()) {
+    Log(util::Cat("queues' past use not saved (tried again in ", kSaveUsageSeconds,
+                  " s): ", std::string(s.message())));
+  }
 }
 
 absl::Status Scheduler::Cycle() {
@@ -329,6 +373,7 @@ absl::Status Scheduler::Cycle() {
     auto now = std::chrono::steady_clock::now();
     const double seconds = std::chrono::duration<double>(now - usage_at_).count();
     usage_at_ = now;
+    usage_wall_ = WallSeconds();
     sched::DecayedUsage::AdvanceByName(usage_, held_, seconds, options_.usage_half_life);
     opts.queue_usage = usage_;
     opts.usage_k = options_.usage_k;
@@ -358,6 +403,7 @@ absl::Status Scheduler::Cycle() {
   for (size_t q = 0; q < pass->queue_devices.size(); ++q) {
     held_[queues.queues()[q].name] = pass->queue_devices[q];
   }
+  SaveUsage(false);
   std::vector<Job> jobs = Plan(*pass, waiting);
   WriteAll(jobs);
   Remember(pass->pods, jobs);

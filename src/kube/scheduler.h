@@ -26,6 +26,8 @@
 // new leader evicts the whole job of any marked victim still running: a job preempted is
 // never left partly running.
 // Only the leader writes (the caller's `leading`, from leader.h); the cache runs always.
+// With options.usage_half_life, the queues' decayed past use outlives a leader: it is kept
+// in a ConfigMap (kube/queue_usage.h) that the next leader reads when it starts leading.
 //
 // Ownership: owns its cache and threads. Thread-safety: Run() on one thread; Stop(),
 // metrics(), Ready() and Error() from any thread.
@@ -39,6 +41,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -47,6 +50,7 @@
 #include "kube/client.h"
 #include "kube/cluster_cache.h"
 #include "kube/gang_intent.h"
+#include "kube/queue_usage.h"
 #include "kube/scheduler_metrics.h"
 #include "kube/writer.h"
 
@@ -68,6 +72,9 @@ struct SchedulerOptions {
   // they ignore past use), weighted by usage_k (sched::FairShareOptions).
   double usage_half_life = 0;
   double usage_k = 1;
+  // Where that past use is kept for the next leader (kube/queue_usage.h): the ConfigMap
+  // `<name>-queue-usage` in this namespace (the Lease's).
+  std::string state_namespace = "kube-system";
 };
 
 class Scheduler {
@@ -104,6 +111,11 @@ class Scheduler {
   // Victims this scheduler marked (DisruptionTarget) that still run, after a crash or a leader
   // change: their whole jobs are evicted.
   void FinishPreemptions();
+  // The queues' past use: loaded when this replica starts leading (what the last leader
+  // saved, decayed to now), saved every kSaveUsageSeconds while it leads and when it stops.
+  void LoadUsage();
+  void SaveUsage(bool now);
+  static constexpr double kSaveUsageSeconds = 30;
   void Execute(Job& job);
   bool WritePod(const Job& job, size_t member, std::vector<std::string>& allocated);
   void RollBack(const std::string& ns, const nlohmann::json& intent);
@@ -134,6 +146,9 @@ class Scheduler {
   std::map<std::string, double, std::less<>> usage_;
   std::map<std::string, double> held_;
   std::chrono::steady_clock::time_point usage_at_ = std::chrono::steady_clock::now();
+  double usage_wall_ = 0;  // usage_at_ in seconds since 1970
+  std::unique_ptr<QueueUsageStore> usage_store_;
+  std::optional<std::chrono::steady_clock::time_point> usage_saved_;
 };
 
 }  // namespace gpuplane::kube

@@ -13,11 +13,14 @@
 #include <vector>
 
 #include "absl/strings/ascii.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "api/loader.h"
 #include "api/object.h"
 #include "api/reader.h"
 #include "api/writer.h"
 #include "kube/plane_testing.h"
+#include "kube/queue_usage.h"
 #include "kube/rest_config.h"
 #include "kube/scheduler_metrics.h"
 #include "kube/writer.h"
@@ -666,6 +669,40 @@ TEST_F(SchedulerPlaneTest, QueueLimitsHoldPodsBackAndSayWhy) {
       << c.dump();
   std::string stray = Condition("stray", "PodScheduled").value("message", "");
   EXPECT_NE(stray.find("names queue \"nosuch\", which is not defined"), std::string::npos) << stray;
+}
+
+TEST_F(SchedulerPlaneTest, QueuesPastUseOutlivesTheLeader) {
+  // What the last leader saved a minute ago: team held one device and has 1e6 device-seconds
+  // of past use. This replica starts leading, goes on from it (decayed over the minute, with
+  // the device added) and saves it for the next one, again when it stops.
+  const std::string path = "/api/v1/namespaces/" + ns_ + "/configmaps/" + name_ + "-queue-usage";
+  const double before = absl::ToDoubleSeconds(absl::Now() - absl::UnixEpoch()) - 60;
+  QueueUsage saved{.saved_at = before, .gpu_seconds = {{"team", 1e6}}, .devices = {{"team", 1}}};
+  Create("/api/v1/namespaces/" + ns_ + "/configmaps",
+         {{"metadata", {{"name", name_ + "-queue-usage"}}},
+          {"data", {{"usage.json", WriteQueueUsage(saved)}}}});
+  auto read = [&] {
+    json cm = Get(path);
+    std::string text = cm.is_object() ? cm["data"].value("usage.json", "") : "";
+    absl::StatusOr<QueueUsage> u = ReadQueueUsage(text, path);
+    return u.ok() ? *u : QueueUsage{};
+  };
+  Start({.usage_half_life = 3600, .state_namespace = ns_});
+  QueueUsage first;
+  ASSERT_TRUE(Eventually([&] {
+    first = read();
+    return first.saved_at > before + 1;
+  })) << status_;
+  // 1e6 halves in an hour: about 988,500 after a minute, plus the device's minute, about 60.
+  ASSERT_TRUE(first.gpu_seconds.contains("team"));
+  EXPECT_GT(first.gpu_seconds.at("team"), 980'000);
+  EXPECT_LT(first.gpu_seconds.at("team"), 1e6);
+  scheduler_->Stop();
+  thread_.join();
+  scheduler_.reset();
+  QueueUsage last = read();
+  EXPECT_GT(last.saved_at, first.saved_at) << "saved again when it stopped";
+  EXPECT_LE(last.gpu_seconds.at("team"), first.gpu_seconds.at("team"));
 }
 
 }  // namespace gpuplane::kube
