@@ -242,6 +242,10 @@ expect_output '"usage_half_life_s":86400' "philly: --usage-half-life in the JSON
   "$BIN" simulate --workload "philly:$P" --cluster-gpus 16 --policy gpuplane --usage-half-life 24h -o json
 expect_output '--min-runtime "-5m" is not a duration such as 30m or 1h' "philly: bad min-runtime" -- \
   "$BIN" simulate --workload "philly:$P" --min-runtime=-5m
+expect_output '"preemption_grace_s":300' "philly: --preemption-grace in the JSON" -- \
+  "$BIN" simulate --workload "philly:$P" --cluster-gpus 16 --policy gpuplane --preemption-grace 5m -o json
+expect_output '--preemption-grace "soon" is not a duration such as 30m or 1h' "philly: bad grace" -- \
+  "$BIN" simulate --workload "philly:$P" --preemption-grace soon
 expect_output 'unknown multi-tenant policy "slurm"; known: kube, kai' "philly: unknown policy" -- \
   "$BIN" simulate --workload "philly:$P" --policy slurm
 # An openb pod list: its best-effort pods as opportunistic work, beside the runs without them.

@@ -60,6 +60,7 @@ struct SimulateOptions {
   double high_fraction = 0.2;
   std::string guarantee_window = "1h";
   std::string min_runtime = "0s";
+  std::string preemption_grace = "0s";
   std::string usage_half_life = "0s";
 };
 
@@ -406,6 +407,7 @@ int RunTenants(const SimulateOptions& opt) {
   }
   args.guarantee_window = opt.guarantee_window;
   args.min_runtime = opt.min_runtime;
+  args.preemption_grace = opt.preemption_grace;
   args.usage_half_life = opt.usage_half_life;
   args.policies = opt.policies;
   args.seeds = *seeds;
@@ -454,6 +456,41 @@ int RunSimulate(const SimulateOptions& opt) {
   return RunPodTrace(opt, *cluster, *seeds, problems);
 }
 
+// The multi-tenant replay's flags (philly, openb, daynight).
+void AddTenantFlags(CLI::App& app, SimulateOptions& o) {
+  CLI::App* cmd = &app;
+  cmd->add_option("--cluster-gpus", o.cluster_gpus,
+                  "Multi-tenant replay: GPUs, as whole 8-GPU nodes")
+      ->capture_default_str()
+      ->check(CLI::Range(8, 1'000'000));
+  cmd->add_option("--checkpoint-interval", o.checkpoint_interval,
+                  "Multi-tenant replay: how often jobs checkpoint (30m, 1h)")
+      ->capture_default_str();
+  cmd->add_option("--restore-seconds", o.restore_seconds,
+                  "Multi-tenant replay: seconds a preempted job needs to restore")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1e7));
+  cmd->add_option("--guarantee-window", o.guarantee_window,
+                  "Multi-tenant replay: how long a started opportunistic job is protected (1h)")
+      ->capture_default_str();
+  cmd->add_option("--min-runtime", o.min_runtime,
+                  "Multi-tenant replay: how long a started job is never a victim, under policies "
+                  "with min-runtime (kai, gpuplane); 0s: none")
+      ->capture_default_str();
+  cmd->add_option("--preemption-grace", o.preemption_grace,
+                  "Multi-tenant replay: how long a victim runs on after it is chosen, holding "
+                  "its GPUs (a checkpoint due within it still lands); 0s: it stops at once")
+      ->capture_default_str();
+  cmd->add_option("--usage-half-life", o.usage_half_life,
+                  "Multi-tenant replay: fair shares lean against GPU use decayed with this "
+                  "half-life (KAI's time-based fair share); 0s: they ignore usage")
+      ->capture_default_str();
+  cmd->add_option("--high-fraction", o.high_fraction,
+                  "Multi-tenant replay: fraction of jobs drawn non-preemptible")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1.0));
+}
+
 }  // namespace
 
 Command AddSimulateCommand(CLI::App& app) {
@@ -500,32 +537,7 @@ Command AddSimulateCommand(CLI::App& app) {
   // Accepted for old scripts; stdout never has wall-clock times now (they go to stderr).
   cmd->add_flag("--no-timing", opt->no_timing)->group("");
   cmd->add_option("-j,--parallel", opt->parallel, "Runs in parallel (default: all cores)");
-  cmd->add_option("--cluster-gpus", opt->cluster_gpus,
-                  "Multi-tenant replay: GPUs, as whole 8-GPU nodes")
-      ->capture_default_str()
-      ->check(CLI::Range(8, 1'000'000));
-  cmd->add_option("--checkpoint-interval", opt->checkpoint_interval,
-                  "Multi-tenant replay: how often jobs checkpoint (30m, 1h)")
-      ->capture_default_str();
-  cmd->add_option("--restore-seconds", opt->restore_seconds,
-                  "Multi-tenant replay: seconds a preempted job needs to restore")
-      ->capture_default_str()
-      ->check(CLI::Range(0.0, 1e7));
-  cmd->add_option("--guarantee-window", opt->guarantee_window,
-                  "Multi-tenant replay: how long a started opportunistic job is protected (1h)")
-      ->capture_default_str();
-  cmd->add_option("--min-runtime", opt->min_runtime,
-                  "Multi-tenant replay: how long a started job is never a victim, under policies "
-                  "with min-runtime (kai, gpuplane); 0s: none")
-      ->capture_default_str();
-  cmd->add_option("--usage-half-life", opt->usage_half_life,
-                  "Multi-tenant replay: fair shares lean against GPU use decayed with this "
-                  "half-life (KAI's time-based fair share); 0s: they ignore usage")
-      ->capture_default_str();
-  cmd->add_option("--high-fraction", opt->high_fraction,
-                  "Multi-tenant replay: fraction of jobs drawn non-preemptible")
-      ->capture_default_str()
-      ->check(CLI::Range(0.0, 1.0));
+  AddTenantFlags(*cmd, *opt);
   return Command{cmd, [opt] {
                    util::Stopwatch watch;
                    int code = RunSimulate(*opt);

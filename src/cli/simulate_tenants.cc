@@ -273,6 +273,8 @@ int RunTenantReplays(const TenantReplayArgs& args) {
   absl::StatusOr<double> half_life =
       DurationSeconds("--usage-half-life", args.usage_half_life, true);
   if (!half_life.ok()) return Fail("simulate", half_life.status());
+  absl::StatusOr<double> grace = DurationSeconds("--preemption-grace", args.preemption_grace, true);
+  if (!grace.ok()) return Fail("simulate", grace.status());
   if (args.cluster_gpus < sim::kPodGpus || args.cluster_gpus % sim::kPodGpus != 0) {
     return Fail("simulate", absl::InvalidArgumentError(util::Cat(
                                 "--cluster-gpus ", args.cluster_gpus,
@@ -295,6 +297,7 @@ int RunTenantReplays(const TenantReplayArgs& args) {
   options.guarantee_window = *window;
   options.min_runtime = *min_runtime;
   options.usage_half_life = *half_life;
+  options.preemption_grace = *grace;
   options.reason_samples = 200;
   const Runs runs = RunAll(*w, configs, options, args);
   const std::vector<std::vector<sim::TenantSummary>>& by_policy = runs.with;
@@ -325,6 +328,7 @@ int RunTenantReplays(const TenantReplayArgs& args) {
                                   {"guarantee_window_s", options.guarantee_window},
                                   {"min_runtime_s", options.min_runtime},
                                   {"usage_half_life_s", options.usage_half_life},
+                                  {"preemption_grace_s", options.preemption_grace},
                                   {"seeds", args.seeds},
                                   {"note", note},
                                   {"summary", summary},

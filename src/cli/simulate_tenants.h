@@ -21,9 +21,10 @@ struct TenantReplayArgs {
   std::string openb;      // an openb pod CSV (openb_tenants.h), replayed with and without BE
   int daynight_days = 0;  // > 0: the day/night workload of this many days
   std::string guarantee_window = "1h";
-  std::string min_runtime = "0s";      // a duration; 0s: none
-  std::string usage_half_life = "0s";  // a duration; 0s: shares ignore usage
-  std::vector<std::string> policies;   // empty: all six
+  std::string min_runtime = "0s";       // a duration; 0s: none
+  std::string preemption_grace = "0s";  // a duration; 0s: victims stop at once
+  std::string usage_half_life = "0s";   // a duration; 0s: shares ignore usage
+  std::vector<std::string> policies;    // empty: all six
   std::vector<uint64_t> seeds;
   int cluster_gpus = 512;
   std::string checkpoint_interval = "30m";

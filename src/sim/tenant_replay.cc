@@ -180,6 +180,8 @@ class Engine {
   double fresh_at_ = kNever;
   double next_sample_ = 0, sample_every_ = 0;
   mutable sched::Running probe_;  // Evictable's scratch
+  // While TryPreempt places its job: when the job may start (its victims' grace ends).
+  double start_after_ = kNever;
 
   const TenantWorkload& w_;
   const TenantPolicy& p_;
@@ -304,12 +306,13 @@ void Engine::Start(int id, double t) {
   const TenantJob& s = Spec(id);
   held_incomplete_ -= s.gpus;
   j.running = true;
-  j.run_start = t;
+  const double begin = std::max(t, start_after_);
+  j.run_start = begin;
   j.hold_since = -1;
   holding_.erase(id);
   if (j.first_start < 0) {
-    j.first_start = t;
-    (s.high ? delay_high_ : delay_low_).push_back(t - s.submit);
+    j.first_start = begin;
+    (s.high ? delay_high_ : delay_low_).push_back(begin - s.submit);
   }
   RemovePending(id);
   running_at_[id] = running_.size();
@@ -317,7 +320,7 @@ void Engine::Start(int id, double t) {
   if (fresh_at_ == t) fresh_.push_back(id);  // it starts from a checkpoint, or from scratch
   if (!s.high) low_running_[s.tenant] += 1;
   if (Opportunistic(id)) ++windows_;
-  events_.push({t + j.remaining, EventKind::kFinish, id, j.epoch});
+  events_.push({begin + j.remaining, EventKind::kFinish, id, j.epoch});
   ++live_;
 }
 
@@ -351,12 +354,19 @@ void Engine::Finish(int id, double t) {
 
 void Engine::Evict(int id, double t) {
   JobState& j = jobs_[id];
+  const double stop = t + o_.preemption_grace;  // it runs on through its grace period
+  if (j.run_start + j.remaining <= stop) {
+    ++j.epoch;  // it finishes within the grace: nothing is lost
+    Finish(id, j.run_start + j.remaining);
+    return;
+  }
   if (InWindow(id, t)) {
     ++window_evictions_;
     evicted_in_window_[id] = true;
   }
-  const double saved = sched::LastCheckpoint(t, j.run_start, checkpointing_) - j.run_start;
-  const double lost = LostNow(id, t);
+  const double saved =
+      std::max(0.0, sched::LastCheckpoint(stop, j.run_start, checkpointing_) - j.run_start);
+  const double lost = LostNow(id, stop);
   out_.lost_gpu_hours += lost / 3600;
   out_.lost_gpu_seconds.push_back(lost);
   out_.preemptions += 1;
@@ -614,7 +624,9 @@ void Engine::Cycle(double t) {
 }
 
 double Engine::LostNow(int id, double t) const {
-  return sched::LostGpuSeconds(Spec(id).gpus, t, jobs_[id].run_start, checkpointing_);
+  // A run whose start waits for its victims' grace period has done nothing yet.
+  const double start = jobs_[id].run_start;
+  return sched::LostGpuSeconds(Spec(id).gpus, std::max(t, start), start, checkpointing_);
 }
 
 // kai and kueue: victims taken in order (kueue: borrowing tenants first), lowest priority,
@@ -723,7 +735,7 @@ bool Engine::TryPreempt(int id, double t) {
         u.lost_gpu_seconds = 1 + 1e-9 * (t - jobs_[r].run_start);  // fewest pods, newest first
       } else {
         u.placement = jobs_[r].placement;
-        u.lost_gpu_seconds = LostNow(r, t);
+        u.lost_gpu_seconds = LostNow(r, t + o_.preemption_grace);
       }
     }
   }
@@ -745,7 +757,10 @@ bool Engine::TryPreempt(int id, double t) {
     NoteReclaim(s.tenant, Spec(r).tenant, t);
     Evict(r, t);
   }
-  return TryPlace(id, t);
+  start_after_ = t + o_.preemption_grace;  // its victims' grace periods
+  const bool placed = TryPlace(id, t);
+  start_after_ = kNever;
+  return placed;
 }
 
 // Whether the policy lets `id` (as `pre`) evict `victim` now: the shared rules of

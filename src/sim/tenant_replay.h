@@ -52,6 +52,12 @@ struct TenantRunOptions {
   // against, and the one kai, volcano and gpuplane schedule by.
   double usage_half_life = 0;
   double usage_k = 1;
+  // A victim's grace period (seconds; Kubernetes' terminationGracePeriodSeconds): it runs on
+  // this long after it is chosen, holding its GPUs, so a checkpoint due within it still
+  // lands; what it loses is counted when it stops (lost work at t + grace, which is what
+  // policies that choose by lost work compare). A victim that would finish within it
+  // finishes; its preemptor starts when the grace ends.
+  double preemption_grace = 0;
 };
 
 // Why a job waits after a cycle, with the running jobs whose removal would let it start.

@@ -76,6 +76,43 @@ TEST(TenantReplay, AJobLargerThanTheClusterNeverStartsAndTheReplayEnds) {
   }
 }
 
+// One 8-GPU node; tenant a's low-priority job runs from 0 (checkpoints every 1,800 s, restore
+// 60 s) and its high-priority one comes at 1,790 s.
+TenantSummary WithGrace(double duration, double grace) {
+  TenantWorkload w = Two({{0, duration, 8, 0, false}, {1790, 100, 8, 0, true}});
+  TenantRunOptions o;
+  o.nodes = 1;
+  o.checkpoint_interval = 1800;
+  o.restore_seconds = 60;
+  o.preemption_grace = grace;
+  return RunTenantReplay(w, *TenantPolicyNamed("gpuplane"), o, 1);
+}
+
+TEST(TenantReplay, AGracePeriodLetsADueCheckpointLand) {
+  // At once: everything since 0 is lost, 8 x (1,790 + 60) GPU-s; the victim restarts from 0
+  // when the preemptor ends (1,890) and needs 10,000 + 60 more.
+  TenantSummary now = WithGrace(10'000, 0);
+  EXPECT_EQ(now.preemptions, 1);
+  EXPECT_NEAR(now.lost_gpu_hours, 8 * 1850 / 3600.0, 1e-9);
+  EXPECT_DOUBLE_EQ(now.queue_delay_p95_high_s, 0);
+  EXPECT_DOUBLE_EQ(now.end_s, 1890 + 10'060);
+  // 30 s of grace: the checkpoint at 1,800 lands; it stops at 1,820 having lost 20 s, and the
+  // preemptor starts then (30 s of waiting), ending at 1,920.
+  TenantSummary grace = WithGrace(10'000, 30);
+  EXPECT_EQ(grace.preemptions, 1);
+  EXPECT_NEAR(grace.lost_gpu_hours, 8 * 80 / 3600.0, 1e-9);
+  EXPECT_DOUBLE_EQ(grace.queue_delay_p95_high_s, 30);
+  EXPECT_DOUBLE_EQ(grace.end_s, 1920 + 10'000 - 1800 + 60);
+}
+
+TEST(TenantReplay, AVictimThatEndsWithinItsGraceFinishes) {
+  TenantSummary s = WithGrace(1800, 30);
+  EXPECT_EQ(s.preemptions, 0);
+  EXPECT_DOUBLE_EQ(s.lost_gpu_hours, 0);
+  EXPECT_EQ(s.finished, 2);
+  EXPECT_DOUBLE_EQ(s.end_s, 1920);
+}
+
 TEST(TenantReplay, PolicyNames) {
   EXPECT_EQ(TenantPolicyNames().size(), 6u);
   EXPECT_EQ(TenantPolicyNamed("slurm").status().message(),
