@@ -404,6 +404,7 @@ absl::Status Scheduler::Cycle() {
     held_[queues.queues()[q].name] = pass->queue_devices[q];
   }
   SaveUsage(false);
+  metrics_.SetQueues(held_, usage_);
   std::vector<Job> jobs = Plan(*pass, waiting);
   WriteAll(jobs);
   Remember(pass->pods, jobs);

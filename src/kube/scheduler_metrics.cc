@@ -47,6 +47,14 @@ void SchedulerMetrics::SetPending(const std::map<std::string, int64_t>& by_reaso
   gangs_waiting_ = gangs_waiting;
 }
 
+void SchedulerMetrics::SetQueues(const std::map<std::string, double>& devices,
+                                 const std::map<std::string, double, std::less<>>& past_use) {
+  std::lock_guard<std::mutex> lock(mu_);
+  queue_devices_ = devices;
+  queue_past_use_.clear();
+  for (const auto& [queue, seconds] : past_use) queue_past_use_[queue] = seconds;
+}
+
 std::string SchedulerMetrics::Render() const {
   std::string out;
   std::lock_guard<std::mutex> lock(mu_);
@@ -100,6 +108,17 @@ std::string SchedulerMetrics::Render() const {
   util::Append(out, "gpuplane_scheduler_cache_synced ", synced.load() ? 1 : 0, "\n");
   Family(out, "gpuplane_scheduler_leading", "gauge", "1 while this replica holds the Lease.");
   util::Append(out, "gpuplane_scheduler_leading ", leading.load() ? 1 : 0, "\n");
+  Family(out, "gpuplane_queue_devices", "gauge",
+         "Devices the work of each leaf queue holds after the last pass.");
+  for (const auto& [queue, n] : queue_devices_) {
+    util::Append(out, "gpuplane_queue_devices{queue=\"", Escaped(queue), "\"} ", n, "\n");
+  }
+  Family(out, "gpuplane_queue_past_use_device_seconds", "gauge",
+         "Each queue's decayed past use (--usage-half-life), which its fair share leans against.");
+  for (const auto& [queue, s] : queue_past_use_) {
+    util::Append(out, "gpuplane_queue_past_use_device_seconds{queue=\"", Escaped(queue), "\"} ", s,
+                 "\n");
+  }
   Family(out, "gpuplane_scheduler_cycles_total", "counter", "Scheduling passes run.");
   util::Append(out, "gpuplane_scheduler_cycles_total ", cycles.load(), "\n");
   Family(out, "gpuplane_scheduler_cycle_seconds_total", "counter",

@@ -1,7 +1,8 @@
 // What the live scheduler counts, rendered in Prometheus' text format for /metrics:
 // scheduling attempts by result, the pod scheduling latency histogram (creation to binding),
 // pending pods by reason, gangs waiting, gang intents rolled forward and back, cache sync
-// state, leadership, API errors, and the cycles' count and time.
+// state, leadership, API errors, the cycles' count and time, and per queue the devices its
+// work holds and its decayed past use (who uses what).
 // Thread-safety: every member may be updated and rendered from any thread (atomics, and a
 // mutex for the maps). Plain value owned by the scheduler.
 #ifndef GPUPLANE_KUBE_SCHEDULER_METRICS_H_
@@ -27,6 +28,10 @@ class SchedulerMetrics {
   void Latency(double seconds);
   // Replaces the pending-pods-by-reason gauge with the last pass's counts.
   void SetPending(const std::map<std::string, int64_t>& by_reason, int64_t gangs_waiting);
+  // Replaces the per-queue gauges: devices each queue's work holds after the last pass, and
+  // its decayed past use in device-seconds (empty without --usage-half-life).
+  void SetQueues(const std::map<std::string, double>& devices,
+                 const std::map<std::string, double, std::less<>>& past_use);
 
   std::atomic<int64_t> cycles{0};
   std::atomic<double> cycle_seconds{0};  // total
@@ -43,6 +48,7 @@ class SchedulerMetrics {
   std::array<int64_t, kBuckets.size() + 1> latency_{};              // guarded by mu_
   double latency_sum_ = 0;                                          // guarded by mu_
   int64_t gangs_waiting_ = 0;                                       // guarded by mu_
+  std::map<std::string, double> queue_devices_, queue_past_use_;    // guarded by mu_
 };
 
 }  // namespace gpuplane::kube

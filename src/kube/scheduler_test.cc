@@ -52,6 +52,15 @@ TEST(SchedulerMetricsTest, RendersCountersHistogramAndGauges) {
   EXPECT_NE(text.find("gpuplane_scheduler_pending_pods{reason=\"Unresolvable/Claims\"} 1"),
             std::string::npos);
   EXPECT_NE(text.find("gpuplane_scheduler_gangs_waiting 0"), std::string::npos);
+  m.SetQueues({{"team-a", 8}}, {{"team-a", 3600.5}});
+  m.SetQueues({{"team-b", 2}}, {});  // a queue gone is gone; no past use without a half-life
+  text = m.Render();
+  EXPECT_EQ(text.find("gpuplane_queue_devices{queue=\"team-a\"}"), std::string::npos) << text;
+  EXPECT_NE(text.find("gpuplane_queue_devices{queue=\"team-b\"} 2"), std::string::npos) << text;
+  EXPECT_EQ(text.find("gpuplane_queue_past_use_device_seconds{"), std::string::npos) << text;
+  m.SetQueues({{"team-a", 8}}, {{"team-a", 3600.5}});
+  EXPECT_NE(m.Render().find("gpuplane_queue_past_use_device_seconds{queue=\"team-a\"} 3600.5"),
+            std::string::npos);
 }
 
 TEST(WriterTest, AllocationJsonIsTheApisShape) {
@@ -697,6 +706,10 @@ TEST_F(SchedulerPlaneTest, QueuesPastUseOutlivesTheLeader) {
   ASSERT_TRUE(first.gpu_seconds.contains("team"));
   EXPECT_GT(first.gpu_seconds.at("team"), 980'000);
   EXPECT_LT(first.gpu_seconds.at("team"), 1e6);
+  EXPECT_NE(scheduler_->metrics().Render().find(
+                "gpuplane_queue_past_use_device_seconds{queue=\"team\"} 98"),
+            std::string::npos)
+      << "/metrics shows it";
   scheduler_->Stop();
   thread_.join();
   scheduler_.reset();
