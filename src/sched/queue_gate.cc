@@ -20,7 +20,7 @@ void Session::SetUpQueues() {
     queue_of_.push_back(options_.queues->QueueOf(p.pod->metadata));
 }
 
-std::optional<Status> Session::QueueGate(const std::vector<size_t>& pods, bool placed) const {
+std::optional<Status> Session::QueueGate(const std::vector<size_t>& pods, bool placed) {
   if (!ledger_) return std::nullopt;
   std::vector<std::pair<const PodInfo*, int>> work;
   for (size_t p : pods) {
@@ -32,9 +32,12 @@ std::optional<Status> Session::QueueGate(const std::vector<size_t>& pods, bool p
     }
     work.emplace_back(&pods_.pods[p], q.queue);
   }
-  if (!ledger_->limits()) return std::nullopt;
-  return ledger_->OverLimit(placed ? ledger_->ChargeOf(work, snap_)
-                                   : ledger_->DemandOf(work, snap_));
+  if (ledger_->limits()) {
+    std::optional<Status> over = ledger_->OverLimit(placed ? ledger_->ChargeOf(work, snap_)
+                                                           : ledger_->DemandOf(work, snap_));
+    if (over) return over;
+  }
+  return placed ? std::nullopt : HeadroomGate(pods);
 }
 
 void Session::ChargeQueues(const std::vector<size_t>& pods) {
@@ -101,12 +104,7 @@ std::vector<QueueUse> Session::QueueUses() {
       if (queue_of_[p].queue < 0 || snap_.placement(pods_.pods[p].key) != nullptr) continue;
       demand[queue_of_[p].queue] += MinDevices(pods_.pods[p], snap_);
     }
-    // What the cluster has: devices that draw on no counters, and one per counter set (a
-    // partitionable GPU, whatever its partitions).
-    double capacity = static_cast<double>(snap_.inventory().counter_sets().size());
-    for (const model::DeviceInfo& d : snap_.inventory().devices()) {
-      if (d.consumes.empty()) capacity += 1;
-    }
+    const double capacity = DeviceCapacity();
     std::vector<double> usage(queues.size(), 0);
     for (size_t q = 0; q < queues.size(); ++q) {
       auto u = options_.queue_usage.find(queues[q].name);
@@ -121,6 +119,52 @@ std::vector<QueueUse> Session::QueueUses() {
     out[q] = {ledger_->devices(static_cast<int>(q)) + reclaimed_[q], fair_devices_[q]};
   }
   return out;
+}
+
+double Session::DeviceCapacity() const {
+  double capacity = static_cast<double>(snap_.inventory().counter_sets().size());
+  for (const model::DeviceInfo& d : snap_.inventory().devices()) {
+    if (d.consumes.empty()) capacity += 1;
+  }
+  return capacity;
+}
+
+std::optional<Status> Session::HeadroomGate(const std::vector<size_t>& pods) {
+  if (!ledger_ || !options_.preemption.enabled || pods.empty()) return std::nullopt;
+  const int queue = queue_of_[pods.front()].queue;
+  const std::vector<QueueNode>& queues = options_.queues->queues();
+  if (queue < 0 || !queues[queue].opportunistic) return std::nullopt;
+  BuildYoung();
+  if (other_demand_ < 0) {
+    other_demand_ = 0;
+    for (size_t q = 0; q < queues.size(); ++q) {
+      if (!queues[q].opportunistic) other_demand_ += ledger_->devices(static_cast<int>(q));
+    }
+    for (size_t p = 0; p < pods_.pods.size(); ++p) {
+      const int q = queue_of_[p].queue;
+      if (q < 0 || queues[q].opportunistic || snap_.placement(pods_.pods[p].key) != nullptr) {
+        continue;
+      }
+      other_demand_ += MinDevices(pods_.pods[p], snap_);
+    }
+  }
+  double need = 0;
+  for (size_t p : pods) need += MinDevices(pods_.pods[p], snap_);
+  const double capacity = DeviceCapacity();
+  const double rise = options_.opportunistic_rise;
+  if (young_opportunistic_ + need + other_demand_ + rise <= capacity + 1e-9) return std::nullopt;
+  Status s = Status::Of(
+      Code::kUnschedulable, Stage::kQueue,
+      util::Cat("Opportunistic queue ", queues[queue].name,
+                " waits for headroom: the other queues' work holds or waits for ",
+                util::Fixed(other_demand_, 0), rise > 0 ? " (and may want " : "",
+                rise > 0 ? util::Fixed(rise, 0) : "",
+                rise > 0 ? " more within the guarantee window)" : "", " of the cluster's ",
+                util::Fixed(capacity, 0), " devices, opportunistic runs within their windows hold ",
+                util::Fixed(young_opportunistic_, 0), ", and this job needs ", util::Fixed(need, 0),
+                "; it starts when that fits, so that it is not evicted within its window."));
+  s.hint = "the other queues' waiting work starting, or work ending";
+  return s;
 }
 
 std::vector<double> Session::QueueDevices() const {

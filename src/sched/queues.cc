@@ -83,6 +83,7 @@ absl::StatusOr<QueueTree> QueueTree::Build(const std::vector<api::SourcedObject>
       n.parent = t.by_name_.at(q->spec.parent);
       t.queues_[n.parent].leaf = false;
     }
+    n.opportunistic = Opportunistic(q->spec);
     absl::Status s = ResolveDurations(*q, n.parent >= 0 ? &t.queues_[n.parent] : nullptr, n);
     if (!s.ok()) return s;
     t.by_name_[n.name] = id;

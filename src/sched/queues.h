@@ -28,6 +28,8 @@ struct QueueNode {
   // own, else the default or the nearest ancestor's; 0: none.
   double min_runtime_seconds = 0;
   double guarantee_window_seconds = 0;
+  // Takes no fair share of GPUs (`gpu` weight 0, no guarantee): its work is opportunistic.
+  bool opportunistic = false;
 };
 
 // The guarantee window of a queue that sets none and takes no fair share of GPUs (`gpu`

@@ -46,6 +46,7 @@ Session::~Session() = default;
 
 std::vector<Decision> Session::Run() {
   std::vector<Decision> out(pods_.pods.size());
+  other_demand_ = -1;
   PlaceBound(out);
   if (options_.preemption.enabled) HoldNominated();
   std::vector<std::pair<size_t, int>> items;  // (representative pod, gang or -1)
@@ -91,6 +92,7 @@ Decision Session::Decide(size_t pod) {
     return d;
   }
   if (order_->dynamic()) snap_.SetOrder(order_->Order(snap_));
+  other_demand_ = -1;  // what is placed changed since the last decision
   if (p.gang < 0) {
     if (std::optional<Status> q = QueueGate({pod}, false)) {
       Decision d;

@@ -122,6 +122,13 @@ struct SessionOptions {
   // not named has 0).
   std::map<std::string, double, std::less<>> queue_usage;
   double usage_k = 0;
+  // Opportunistic headroom (with queues and preemption on): work of an opportunistic queue
+  // (`gpu` weight 0, no guarantee) starts only when the devices its queues' runs within their
+  // guarantee windows hold, plus what it needs, plus what the other queues' work holds and
+  // waits for, plus this expected rise of theirs within the window (the caller's forecast;
+  // 0: none), fit the cluster's devices; else it waits (Unschedulable, stage queue), so it
+  // is not started only to be evicted within its window.
+  double opportunistic_rise = 0;
 };
 
 class Session {
@@ -266,6 +273,7 @@ class Session {
   double YoungDevices(size_t pod) const;
   // Adds (sign 1) or removes (-1) a placed pod's young devices once they are counted.
   void CountYoung(size_t pod, double sign);
+  void BuildYoung();  // young_ from the snapshot, once
   // For window work: nodes holding young runs' devices first (most first), then the
   // policy's order; RestoreOrder puts the policy's order back.
   void PreferYoung(size_t pod);
@@ -279,7 +287,12 @@ class Session {
   // Why `pods` may not be placed now: a pod in no queue, or, before placement
   // (`placed` false), what they need at least takes a queue over its limit; after it, what
   // they hold in the snapshot does. nullopt when they may.
-  std::optional<Status> QueueGate(const std::vector<size_t>& pods, bool placed) const;
+  std::optional<Status> QueueGate(const std::vector<size_t>& pods, bool placed);
+  // Before placing work of an opportunistic queue: whether the headroom above lets it start.
+  std::optional<Status> HeadroomGate(const std::vector<size_t>& pods);
+  // What the cluster has: devices that draw on no counters, and one per counter set (a
+  // partitionable GPU, whatever its partitions).
+  double DeviceCapacity() const;
   // Counts what the placed `pods` hold against their queues (Evict gives it back).
   void ChargeQueues(const std::vector<size_t>& pods);
   void RefundQueue(size_t pod);
@@ -328,7 +341,11 @@ class Session {
   // Window work (window_order.cc): young runs' devices per node (empty until first needed),
   // and the policy's order while PreferYoung's is in place.
   std::vector<double> young_;
+  double young_opportunistic_ = 0;  // of which opportunistic queues' runs hold
   std::vector<model::NodeId> base_order_;
+  // Devices the work of queues that are not opportunistic holds and waits for; computed once
+  // per Run (-1: not yet), again for each Decide.
+  double other_demand_ = -1;
 };
 
 }  // namespace gpuplane::sched

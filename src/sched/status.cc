@@ -106,6 +106,7 @@ std::string Render(const Status& s) {
 
 std::string Hint(const Status& s) {
   if (s.ok()) return "";
+  if (!s.hint.empty()) return s.hint;
   const std::optional<DeviceCause>& d = s.device;
   if (s.stage == Stage::kQueue) {
     return s.code == Code::kUnresolvable

@@ -69,6 +69,7 @@ struct Status {
   std::optional<DeviceCause> device;
   std::string taint;    // the first untolerated node taint, "key=value:Effect"
   std::string subject;  // the gang member or claim the status is about, when not the pod
+  std::string hint;     // what would unblock it, when the deciding check knows (else Hint's)
 
   bool ok() const { return code == Code::kSuccess; }
   static Status Success() { return {}; }

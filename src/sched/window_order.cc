@@ -38,16 +38,22 @@ void Session::CountYoung(size_t pod, double sign) {
   if (young_.empty()) return;  // counted from the snapshot when first needed
   const PodPlacement* placed = snap_.placement(pods_.pods[pod].key);
   if (placed == nullptr || placed->node == model::kNoId) return;
-  young_[placed->node] += sign * YoungDevices(pod);
+  const double devices = sign * YoungDevices(pod);
+  young_[placed->node] += devices;
+  if (options_.queues->queues()[queue_of_[pod].queue].opportunistic) {
+    young_opportunistic_ += devices;
+  }
+}
+
+void Session::BuildYoung() {
+  if (!young_.empty()) return;
+  young_.assign(snap_.inventory().nodes().size(), 0);
+  for (size_t i = 0; i < pods_.pods.size(); ++i) CountYoung(i, 1);
 }
 
 void Session::PreferYoung(size_t pod) {
   if (!WindowWork(pod)) return;
-  const size_t nodes = snap_.inventory().nodes().size();
-  if (young_.empty()) {
-    young_.assign(nodes, 0);
-    for (size_t i = 0; i < pods_.pods.size(); ++i) CountYoung(i, 1);
-  }
+  BuildYoung();
   std::vector<model::NodeId> order = snap_.index().order();
   std::vector<model::NodeId> first;
   for (model::NodeId n : order) {
