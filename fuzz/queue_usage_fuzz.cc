@@ -18,7 +18,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   absl::StatusOr<gpuplane::kube::QueueUsage> back =
       gpuplane::kube::ReadQueueUsage(gpuplane::kube::WriteQueueUsage(*u), "again");
-  if (!back.ok() || back->gpu_seconds.size() != u->gpu_seconds.size()) std::abort();
+  if (!back.ok() || back->gpu_seconds.size() != u->gpu_seconds.size() ||
+      back->demand_peaks != u->demand_peaks) {
+    std::abort();
+  }
   gpuplane::kube::QueueUsage later = gpuplane::kube::DecayedTo(*u, u->saved_at + 60, 3600);
   return later.gpu_seconds.size() == u->gpu_seconds.size() ? 0 : 1;
 }

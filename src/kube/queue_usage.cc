@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/status/status.h"
+#include "absl/strings/numbers.h"
 #include "absl/time/time.h"
 #include "sched/fair_share.h"
 #include "util/strings.h"
@@ -46,6 +47,11 @@ std::string WriteQueueUsage(const QueueUsage& u) {
     if (!u.gpu_seconds.contains(name)) queues[name] = {{"gpuSeconds", 0.0}, {"devices", devices}};
   }
   nlohmann::ordered_json j = {{"savedAt", Rfc3339(u.saved_at)}, {"queues", queues}};
+  if (!u.demand_peaks.empty()) {
+    nlohmann::ordered_json peaks = nlohmann::ordered_json::object();
+    for (const auto& [hour, peak] : u.demand_peaks) peaks[std::to_string(hour)] = peak;
+    j["demandPeaks"] = peaks;
+  }
   return j.dump();
 }
 
@@ -78,6 +84,19 @@ absl::StatusOr<QueueUsage> ReadQueueUsage(std::string_view text, std::string_vie
     }
     u.gpu_seconds[name] = *seconds;
     u.devices[name] = *devices;
+  }
+  auto peaks = j.find("demandPeaks");
+  if (peaks == j.end()) return u;
+  if (!peaks->is_object()) return Bad(source, "demandPeaks is not an object of hours");
+  for (const auto& [hour, peak] : peaks->items()) {
+    int64_t h = 0;
+    nlohmann::json value = {{"v", peak}};
+    std::optional<double> v = Amount(value, "v");
+    if (!absl::SimpleAtoi(hour, &h) || h < 0 || !v) {
+      return Bad(source, util::Cat("demandPeaks.", hour,
+                                   " needs an hour since 1970 and a number at or above 0"));
+    }
+    u.demand_peaks[h] = *v;
   }
   return u;
 }

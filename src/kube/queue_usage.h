@@ -1,14 +1,17 @@
 // Queues' past use kept in the cluster, so a new leader (or a restarted scheduler) goes on
 // from the old one's history instead of from zero: the ConfigMap `<scheduler-name>-queue-usage`
 // in the scheduler's state namespace (its Lease's), key `usage.json`:
-// {"savedAt":"RFC 3339 time","queues":{"NAME":{"gpuSeconds":X,"devices":Y}}} where gpuSeconds
-// is the queue's decayed device-seconds at savedAt and devices what it held then (the loader
-// decays the gap with it). A ConfigMap anyone can edit is input: ReadQueueUsage names what is
-// wrong. Pure functions, and a store whose calls each make one or two API requests;
-// thread-compatible (one caller at a time).
+// {"savedAt":"RFC 3339 time","queues":{"NAME":{"gpuSeconds":X,"devices":Y}},
+//  "demandPeaks":{"HOUR":PEAK}} where gpuSeconds is the queue's decayed device-seconds at
+// savedAt and devices what it held then (the loader decays the gap with it), and demandPeaks
+// the hourly peaks (hours since 1970) of what the queues that are not opportunistic held and
+// waited for (sched/demand_peaks.h, the opportunistic headroom's forecast; optional). A
+// ConfigMap anyone can edit is input: ReadQueueUsage names what is wrong. Pure functions, and a
+// store whose calls each make one or two API requests; thread-compatible (one caller at a time).
 #ifndef GPUPLANE_KUBE_QUEUE_USAGE_H_
 #define GPUPLANE_KUBE_QUEUE_USAGE_H_
 
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <optional>
@@ -24,6 +27,7 @@ struct QueueUsage {
   double saved_at = 0;  // seconds since 1970
   std::map<std::string, double, std::less<>> gpu_seconds;
   std::map<std::string, double> devices;
+  std::map<int64_t, double> demand_peaks;  // hour since 1970 -> peak devices
 };
 
 // The JSON text of `u` (the shape above).

@@ -12,7 +12,8 @@ namespace {
 TEST(QueueUsageTest, ReadsBackWhatItWrites) {
   QueueUsage u{.saved_at = 1'796'040'000.25,
                .gpu_seconds = {{"team-a", 3600.5}, {"team-b", 0}},
-               .devices = {{"team-a", 8}, {"night", 2}}};
+               .devices = {{"team-a", 8}, {"night", 2}},
+               .demand_peaks = {{498'900, 40}, {498'901, 64.5}}};
   const std::string text = WriteQueueUsage(u);
   EXPECT_NE(text.find("\"savedAt\":\"2026-11-30T12:00:00.250Z\""), std::string::npos) << text;
   absl::StatusOr<QueueUsage> back = ReadQueueUsage(text, "cm");
@@ -24,6 +25,12 @@ TEST(QueueUsageTest, ReadsBackWhatItWrites) {
   EXPECT_EQ(back->devices.at("team-a"), 8);
   EXPECT_EQ(back->devices.at("night"), 2);
   EXPECT_EQ(back->devices.at("team-b"), 0);
+  EXPECT_EQ(back->demand_peaks, u.demand_peaks);
+  // Saved before demand peaks were kept: none.
+  absl::StatusOr<QueueUsage> old =
+      ReadQueueUsage(R"({"savedAt":"2026-12-01T12:00:00Z","queues":{}})", "cm");
+  ASSERT_TRUE(old.ok()) << old.status();
+  EXPECT_TRUE(old->demand_peaks.empty());
 }
 
 TEST(QueueUsageTest, DecaysOverTheGapWithWhatWasHeld) {
@@ -54,6 +61,14 @@ TEST(QueueUsageTest, MalformedContentIsNamed) {
             std::string("cm: queues is not an object of queue names") + fix},
            {R"({"savedAt":"2026-12-01T12:00:00Z","queues":{"a":{"gpuSeconds":-1,"devices":0}}})",
             std::string("cm: queues.a needs gpuSeconds and devices, numbers at or above 0") + fix},
+           {R"({"savedAt":"2026-12-01T12:00:00Z","queues":{},"demandPeaks":[1]})",
+            std::string("cm: demandPeaks is not an object of hours") + fix},
+           {R"({"savedAt":"2026-12-01T12:00:00Z","queues":{},"demandPeaks":{"x":1}})",
+            std::string("cm: demandPeaks.x needs an hour since 1970 and a number at or above 0") +
+                fix},
+           {R"({"savedAt":"2026-12-01T12:00:00Z","queues":{},"demandPeaks":{"5":-1}})",
+            std::string("cm: demandPeaks.5 needs an hour since 1970 and a number at or above 0") +
+                fix},
            {R"({"savedAt":"2026-12-01T12:00:00Z","queues":{"a":3}})",
             std::string("cm: queues.a needs gpuSeconds and devices, numbers at or above 0") + fix},
        }) {

@@ -325,7 +325,6 @@ double WallSeconds() { return absl::ToDoubleSeconds(absl::Now() - absl::UnixEpoc
 }  // namespace
 
 void Scheduler::LoadUsage() {
-  if (options_.usage_half_life <= 0) return;
   absl::StatusOr<std::optional<QueueUsage>> saved = usage_store_->Load();
   if (!saved.ok()) {
     Log(util::Cat("queues' past use not loaded, going on from what this replica has: ",
@@ -333,6 +332,12 @@ void Scheduler::LoadUsage() {
     return;
   }
   if (!saved->has_value()) return;
+  // Peaks are observations of the same cluster: the higher of ours and the saved ones.
+  for (const auto& [hour, peak] : (*saved)->demand_peaks) {
+    auto it = demand_.peaks().find(hour);
+    demand_.Set(hour, it == demand_.peaks().end() ? peak : std::max(peak, it->second));
+  }
+  if (options_.usage_half_life <= 0) return;
   QueueUsage now = DecayedTo(**saved, WallSeconds(), options_.usage_half_life);
   usage_ = std::move(now.gpu_seconds);
   held_ = std::move(now.devices);
@@ -343,15 +348,20 @@ void Scheduler::LoadUsage() {
 }
 
 void Scheduler::SaveUsage(bool now) {
-  if (options_.usage_half_life <= 0) return;
+  if (options_.usage_half_life <= 0 && demand_.peaks().empty()) return;
   auto t = std::chrono::steady_clock::now();
   if (!now && usage_saved_ &&
       std::chrono::duration<double>(t - *usage_saved_).count() < kSaveUsageSeconds) {
     return;
   }
   usage_saved_ = t;
-  QueueUsage u{.saved_at = usage_wall_, .gpu_seconds = usage_, .devices = held_};
-  u = DecayedTo(u, WallSeconds(), options_.usage_half_life);
+  QueueUsage u{.saved_at = WallSeconds(), .demand_peaks = demand_.peaks()};
+  if (options_.usage_half_life > 0) {
+    u.saved_at = usage_wall_;
+    u.gpu_seconds = usage_;
+    u.devices = held_;
+    u = DecayedTo(u, WallSeconds(), options_.usage_half_life);
+  }
   if (absl::Status s = usage_store_->Save(u); !s.ok()) {
     Log(util::Cat("queues' past use not saved (tried again in ", kSaveUsageSeconds,
                   " s): ", std::string(s.message())));
@@ -379,6 +389,13 @@ absl::Status Scheduler::Cycle() {
     opts.usage_k = options_.usage_k;
   }
   opts.policy = options_.policy;
+  // The opportunistic headroom's forecast: how much the other queues' demand rose within
+  // the guarantee window from this hour on the last 7 days.
+  double window = 0;
+  for (const sched::QueueNode& q : queues.queues()) {
+    if (q.opportunistic) window = std::max(window, q.guarantee_window_seconds);
+  }
+  if (window > 0) opts.opportunistic_rise = demand_.Rise(WallSeconds(), window);
   budgets_ = Budgets(cache_->List("PodDisruptionBudget"));
   if (options_.preemption) {
     opts.preemption.enabled = true;
@@ -402,6 +419,11 @@ absl::Status Scheduler::Cycle() {
   held_.clear();
   for (size_t q = 0; q < pass->queue_devices.size(); ++q) {
     held_[queues.queues()[q].name] = pass->queue_devices[q];
+  }
+  if (pass->other_demand >= 0) {
+    const double now = WallSeconds();
+    demand_.Note(now, pass->other_demand);
+    demand_.Prune(now);
   }
   SaveUsage(false);
   metrics_.SetQueues(held_, usage_);

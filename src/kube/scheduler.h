@@ -27,7 +27,10 @@
 // never left partly running.
 // Only the leader writes (the caller's `leading`, from leader.h); the cache runs always.
 // With options.usage_half_life, the queues' decayed past use outlives a leader: it is kept
-// in a ConfigMap (kube/queue_usage.h) that the next leader reads when it starts leading.
+// in a ConfigMap (kube/queue_usage.h) that the next leader reads when it starts leading. With
+// an opportunistic queue (gpu weight 0, no guarantee), the other queues' hourly demand is kept
+// there too, and each pass gets its daily pattern's rise within the guarantee window as the
+// opportunistic headroom's forecast (sched/demand_peaks.h).
 //
 // Ownership: owns its cache and threads. Thread-safety: Run() on one thread; Stop(),
 // metrics(), Ready() and Error() from any thread.
@@ -53,6 +56,7 @@
 #include "kube/queue_usage.h"
 #include "kube/scheduler_metrics.h"
 #include "kube/writer.h"
+#include "sched/demand_peaks.h"
 
 namespace gpuplane::sched {
 struct PassResult;
@@ -148,6 +152,9 @@ class Scheduler {
   std::chrono::steady_clock::time_point usage_at_ = std::chrono::steady_clock::now();
   double usage_wall_ = 0;  // usage_at_ in seconds since 1970
   std::unique_ptr<QueueUsageStore> usage_store_;
+  // With an opportunistic queue: the other queues' demand by hour (kept with the past use),
+  // whose daily pattern forecasts their rise for the opportunistic headroom.
+  sched::DemandPeaks demand_;
   std::optional<std::chrono::steady_clock::time_point> usage_saved_;
 };
 

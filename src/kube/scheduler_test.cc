@@ -718,4 +718,40 @@ TEST_F(SchedulerPlaneTest, QueuesPastUseOutlivesTheLeader) {
   EXPECT_LE(last.gpu_seconds.at("team"), first.gpu_seconds.at("team"));
 }
 
+TEST_F(SchedulerPlaneTest, OpportunisticWorkWaitsForTheForecastRise) {
+  // An opportunistic queue (gpu weight 0, no guarantee: a 1-hour window) and a node with two
+  // GPUs. The saved history says the other queues' demand rose from 0 to a million devices
+  // (more than the shared plane's nodes have) from this hour to the next one, one and two
+  // days ago: the pod, which fits now, would be evicted within its window, so it waits and
+  // says why. Without that history it would bind.
+  const std::string queue = "night-" + id_;
+  Create("/apis/gpuplane.io/v1alpha1/queues",
+         {{"apiVersion", "gpuplane.io/v1alpha1"},
+          {"kind", "Queue"},
+          {"metadata", {{"name", queue}}},
+          {"spec",
+           {{"namespaces", json::array({ns_})}, {"resources", {{"gpu", {{"weight", "0"}}}}}}}});
+  const double now = absl::ToDoubleSeconds(absl::Now() - absl::UnixEpoch());
+  const auto hour = static_cast<int64_t>(now / 3600);
+  QueueUsage saved{
+      .saved_at = now,
+      .demand_peaks = {{hour - 48, 0}, {hour - 47, 1e6}, {hour - 24, 0}, {hour - 23, 1e6}}};
+  Create("/api/v1/namespaces/" + ns_ + "/configmaps",
+         {{"metadata", {{"name", name_ + "-queue-usage"}}},
+          {"data", {{"usage.json", WriteQueueUsage(saved)}}}});
+  Node("n", "H100", 2);
+  Create("/apis/resource.k8s.io/v1/namespaces/" + ns_ + "/resourceclaimtemplates",
+         {{"metadata", {{"name", "one"}}}, {"spec", {{"spec", ClaimSpec(1, "")}}}});
+  Pod("tune", {{"name", "gpu"}, {"resourceClaimTemplateName", "one"}});
+  Start({.state_namespace = ns_});
+  ASSERT_TRUE(Eventually([&] { return Condition("tune", "PodScheduled").is_object(); })) << status_;
+  std::string message = Condition("tune", "PodScheduled").value("message", "");
+  EXPECT_NE(message.find("Opportunistic queue " + queue + " waits for headroom"), std::string::npos)
+      << message;
+  EXPECT_NE(message.find("may want 1000000 more within the guarantee window"), std::string::npos)
+      << message;
+  EXPECT_EQ(NodeOf("tune"), "");
+  (void)client_->Do("DELETE", "/apis/gpuplane.io/v1alpha1/queues/" + queue);
+}
+
 }  // namespace gpuplane::kube

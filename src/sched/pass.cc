@@ -53,6 +53,7 @@ absl::StatusOr<PassResult> RunPass(std::vector<api::SourcedObject> cluster,
   if (!session.ok()) return session.status();
   r.decisions = (*session)->Run();
   r.queue_devices = (*session)->QueueDevices();
+  r.other_demand = (*session)->OtherDemand();
   return r;
 }
 

@@ -29,6 +29,7 @@ struct PassResult {
   std::vector<std::string> warnings;  // inventory and input problems, with file:line
   double snapshot_seconds = 0;        // building the snapshot (inventory, index), on options.clock
   std::vector<double> queue_devices;  // Session::QueueDevices after the pass
+  double other_demand = -1;           // Session::OtherDemand after the pass
 };
 
 // Errors: an unknown policy; Queue objects that do not form a tree.

@@ -121,6 +121,27 @@ std::vector<QueueUse> Session::QueueUses() {
   return out;
 }
 
+double Session::OtherDemand() const {
+  if (!ledger_) return -1;
+  const std::vector<QueueNode>& queues = options_.queues->queues();
+  if (std::none_of(queues.begin(), queues.end(),
+                   [](const QueueNode& q) { return q.opportunistic; })) {
+    return -1;
+  }
+  double demand = 0;
+  for (size_t q = 0; q < queues.size(); ++q) {
+    if (!queues[q].opportunistic) demand += ledger_->devices(static_cast<int>(q));
+  }
+  for (size_t p = 0; p < pods_.pods.size(); ++p) {
+    const int q = queue_of_[p].queue;
+    if (q < 0 || queues[q].opportunistic || snap_.placement(pods_.pods[p].key) != nullptr) {
+      continue;
+    }
+    demand += MinDevices(pods_.pods[p], snap_);
+  }
+  return demand;
+}
+
 double Session::DeviceCapacity() const {
   double capacity = static_cast<double>(snap_.inventory().counter_sets().size());
   for (const model::DeviceInfo& d : snap_.inventory().devices()) {
@@ -135,19 +156,7 @@ std::optional<Status> Session::HeadroomGate(const std::vector<size_t>& pods) {
   const std::vector<QueueNode>& queues = options_.queues->queues();
   if (queue < 0 || !queues[queue].opportunistic) return std::nullopt;
   BuildYoung();
-  if (other_demand_ < 0) {
-    other_demand_ = 0;
-    for (size_t q = 0; q < queues.size(); ++q) {
-      if (!queues[q].opportunistic) other_demand_ += ledger_->devices(static_cast<int>(q));
-    }
-    for (size_t p = 0; p < pods_.pods.size(); ++p) {
-      const int q = queue_of_[p].queue;
-      if (q < 0 || queues[q].opportunistic || snap_.placement(pods_.pods[p].key) != nullptr) {
-        continue;
-      }
-      other_demand_ += MinDevices(pods_.pods[p], snap_);
-    }
-  }
+  if (other_demand_ < 0) other_demand_ = OtherDemand();
   double need = 0;
   for (size_t p : pods) need += MinDevices(pods_.pods[p], snap_);
   const double capacity = DeviceCapacity();

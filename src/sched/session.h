@@ -145,6 +145,10 @@ class Session {
   // Devices each queue's work holds now (leaves; victims chosen in this pass still count
   // until they are gone), indexed like SessionOptions::queues; empty without queues.
   std::vector<double> QueueDevices() const;
+  // With an opportunistic queue among SessionOptions::queues: the devices the work of the
+  // other queues holds and waits for now (least devices per waiting pod), what the
+  // opportunistic headroom and its forecast are about; else -1.
+  double OtherDemand() const;
 
   // For engines that decide pods one at a time as they arrive (the simulator): decides
   // `pod` now and commits it when placed. A gang member decides its whole gang; the

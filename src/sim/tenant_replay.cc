@@ -11,6 +11,7 @@
 #include <set>
 
 #include "sched/checkpoints.h"
+#include "sched/demand_peaks.h"
 #include "sched/fair_share.h"
 #include "sched/victims.h"
 #include "sim/daynight.h"
@@ -211,9 +212,9 @@ class Engine {
   const sched::Checkpointing checkpointing_;  // every job checkpoints at the run's interval
   TenantSummary out_;
   std::vector<double> jct_, delay_high_, delay_low_;
-  // Opportunistic work: the non-opportunistic demand's peak per day and hour of day, runs
-  // started (windows granted), evictions within a window, jobs ever evicted within one.
-  std::vector<std::array<double, 24>> demand_peak_;
+  // Opportunistic work: the non-opportunistic demand's hourly peaks, runs started (windows
+  // granted), evictions within a window, jobs ever evicted within one.
+  sched::DemandPeaks demand_peaks_;
   int64_t windows_ = 0, window_evictions_ = 0;
   std::vector<bool> evicted_in_window_;
 };
@@ -520,32 +521,13 @@ double Engine::Demand() const {
 
 void Engine::RecordDemand(double t) {
   if (w_.opportunistic.empty()) return;
-  const double demand = std::min(Demand(), cluster_gpus_);
-  const auto day = static_cast<size_t>(t / 86400);
-  if (demand_peak_.size() <= day) demand_peak_.resize(day + 1, std::array<double, 24>{});
-  double& peak = demand_peak_[day][static_cast<size_t>(HourOfDay(t))];
-  peak = std::max(peak, demand);
+  demand_peaks_.Note(t, std::min(Demand(), cluster_gpus_));
 }
 
 double Engine::Forecast(double t) const {
-  const double now = Demand();
-  // The largest rise from this hour to a later hour within the window on any of the last 7
-  // days.
-  const auto today = static_cast<int64_t>(t / 86400);
-  const auto hour = static_cast<size_t>(HourOfDay(t));
-  double growth = 0;
-  for (int64_t d = std::max<int64_t>(0, today - 7); d < today; ++d) {
-    if (static_cast<size_t>(d) >= demand_peak_.size()) break;
-    for (double h = (std::floor(t / 3600) + 1) * 3600; h <= t + o_.guarantee_window; h += 3600) {
-      // Past midnight, the hour is the next day's.
-      const int64_t later = d + static_cast<int64_t>(h / 86400) - today;
-      if (later >= today || static_cast<size_t>(later) >= demand_peak_.size()) continue;
-      growth = std::max(
-          growth, demand_peak_[static_cast<size_t>(later)][static_cast<size_t>(HourOfDay(h))] -
-                      demand_peak_[static_cast<size_t>(d)][hour]);
-    }
-  }
-  return std::min(now + growth, cluster_gpus_);
+  // What it wants now, plus the largest rise from this hour to a later hour within the
+  // window on any of the last 7 days.
+  return std::min(Demand() + demand_peaks_.Rise(t, o_.guarantee_window), cluster_gpus_);
 }
 
 bool Engine::MayTryPreempt(int id, double t) const {
