@@ -39,6 +39,7 @@ void Session::CountYoung(size_t pod, double sign) {
   const PodPlacement* placed = snap_.placement(pods_.pods[pod].key);
   if (placed == nullptr || placed->node == model::kNoId) return;
   const double devices = sign * YoungDevices(pod);
+  if (devices == 0) return;  // not young (or in no queue)
   young_[placed->node] += devices;
   if (options_.queues->queues()[queue_of_[pod].queue].opportunistic) {
     young_opportunistic_ += devices;
