@@ -7,6 +7,9 @@
 #   (e) schedule 10,000 pending one-GPU pods on 5,000 nodes: time of one decision
 #   (f) 1,000 pods of priority 10 on 1,000 full nodes x 8 of priority-0 pods: the pass without
 #       and with --preempt (every one of them preempts)
+#   (g) 10,000 pods, half of an opportunistic queue, on 5,000 nodes x 8 with a young run on
+#       every other node, --preempt: with the queue's 1-hour guarantee window (its pods go
+#       beside young runs, the headroom rule) and with none
 # Each case runs RUNS times (default 5); the medians are printed. Inputs are generated under
 # WORK (default a temporary directory) by `gpuplane generate cluster` and
 # tools/sched_bench_inputs.py. Usage: scripts/sched_bench.sh [build/gpuplane]
@@ -26,6 +29,8 @@ python3 $T eight "$WORK/eight.yaml"
 python3 $T gangs 64 8 "$WORK/gangs.yaml"
 python3 $T pods 10000 "$WORK/pods10000.yaml"
 python3 $T full 1000 1000 "$WORK/full1000.yaml"
+python3 $T window 5000 10000 1h "$WORK/window1h.yaml"
+python3 $T window 5000 10000 0s "$WORK/window0s.yaml"
 
 # median FIELD... -- COMMAND: runs COMMAND RUNS times, prints the median of each JSON field, a
 # path into the last line of stdout or into the timings line the CLI writes to stderr
@@ -73,3 +78,6 @@ echo "(e) 10,000 pods, 5,000 nodes: $(median timings.seconds timings.snapshot_se
 P=(--objects "$WORK/c1000" --workload "$WORK/full1000.yaml" -o json)
 echo "(f) 1,000 pods on 1,000 full nodes, no preemption: $(median timings.seconds -- "$BIN" schedule "${P[@]}")"
 echo "(f) 1,000 pods on 1,000 full nodes, --preempt: $(median timings.seconds summary.preempting -- "$BIN" schedule "${P[@]}" --preempt --now 2026-12-01T12:00:00Z)"
+for w in 1h 0s; do
+  echo "(g) 10,000 pods, opportunistic window $w, 5,000 nodes, --preempt: $(median timings.seconds -- "$BIN" schedule --objects "$WORK/c5000" --workload "$WORK/window$w.yaml" -o json --preempt --now 2026-12-01T12:00:00Z)"
+done

@@ -12,6 +12,10 @@
   sched_bench_inputs.py full NODES N FILE      every GPU of NODES h100 nodes held by a running
                                                pod of priority 0 (restore times vary), and N
                                                pending one-GPU pods of priority 10
+  sched_bench_inputs.py window NODES N W FILE  queues prod (guaranteed) and night (opportunistic,
+                                               guarantee window W, e.g. 1h or 0s), a young night
+                                               run on one GPU of every other h100 node, and N
+                                               pending one-GPU pods, night and prod in turn
 """
 import sys
 
@@ -149,6 +153,49 @@ status: {{startTime: "2026-12-01T10:00:00Z"}}
     pods(n, out, priority=10, template=False)
 
 
+def window(nodes, n, window_text, out):
+    out.write(TEMPLATE)
+    out.write(f"""---
+apiVersion: gpuplane.io/v1alpha1
+kind: Queue
+metadata: {{name: prod}}
+spec:
+  resources:
+    gpu: {{guarantee: "{nodes * 8}"}}
+---
+apiVersion: gpuplane.io/v1alpha1
+kind: Queue
+metadata: {{name: night}}
+spec:
+  guaranteeWindow: {window_text}
+  resources:
+    gpu: {{weight: "0"}}
+""")
+    for i in range(0, nodes, 2):
+        name = f"young-{i}"
+        out.write(allocated_claim(name, i, "gpu-0", name))
+        out.write(f"""---
+apiVersion: v1
+kind: Pod
+metadata: {{name: {name}, namespace: bench, uid: u-{name}, labels: {{gpuplane.io/queue: night}}}}
+spec:
+  nodeName: h100-{i}
+  resourceClaims: [{{name: gpu, resourceClaimName: {name}}}]
+  containers: [{{name: c}}]
+status: {{startTime: "2026-12-01T11:30:00Z"}}
+""")
+    for i in range(n):
+        queue = "night" if i % 2 == 0 else "prod"
+        out.write(f"""---
+apiVersion: v1
+kind: Pod
+metadata: {{name: p{i}, namespace: bench, labels: {{gpuplane.io/queue: {queue}}}}}
+spec:
+  resourceClaims: [{{name: gpu, resourceClaimTemplateName: one-gpu}}]
+  containers: [{{name: c}}]
+""")
+
+
 def main(argv):
     if len(argv) < 3:
         sys.exit(__doc__)
@@ -166,6 +213,8 @@ def main(argv):
             pods(int(args[0]), out)
         elif kind == "full":
             full(int(args[0]), int(args[1]), out)
+        elif kind == "window":
+            window(int(args[0]), int(args[1]), args[2], out)
         else:
             sys.exit(__doc__)
 

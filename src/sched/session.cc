@@ -66,7 +66,7 @@ std::vector<Decision> Session::Run() {
   for (const auto& [pod, gang] : items) {
     if (order_->dynamic()) snap_.SetOrder(order_->Order(snap_));
     if (gang >= 0) {
-      PreferYoung(pod);
+      PreferYoung(pod, /*reorder=*/true);
       DecideGang(static_cast<size_t>(gang), out);
       RestoreOrder();
       if (options_.preemption.enabled) PreemptGang(static_cast<size_t>(gang), out);
@@ -75,7 +75,7 @@ std::vector<Decision> Session::Run() {
     } else if (std::optional<Status> q = QueueGate({pod}, false)) {
       out[pod].status = *q;
     } else {
-      PreferYoung(pod);
+      PreferYoung(pod, /*reorder=*/false);
       out[pod] = DecideSingle(pod);
       RestoreOrder();
       if (options_.preemption.enabled) Preempt(pod, out[pod]);
@@ -100,13 +100,13 @@ Decision Session::Decide(size_t pod) {
       return d;
     }
     if (options_.placer != nullptr) return DecidePicked(pod);
-    PreferYoung(pod);
+    PreferYoung(pod, /*reorder=*/false);
     Decision d = DecideSingle(pod);
     RestoreOrder();
     return d;
   }
   std::vector<Decision> out(pods_.pods.size());
-  PreferYoung(pod);
+  PreferYoung(pod, /*reorder=*/true);
   DecideGang(static_cast<size_t>(p.gang), out);
   RestoreOrder();
   return out[pod];
@@ -402,9 +402,20 @@ model::NodeId Session::PlacePod(size_t pod, Statement& stmt, const alloc::Device
       }
       continue;
     }
+    // Window work's preferred nodes (window_order.cc), then the rest in index order.
+    if (prefer_young_) {
+      std::vector<bool> tried(young_.size(), false);
+      for (model::NodeId n = BestYoungNode(claims, tier, tried); n != model::kNoId;
+           n = BestYoungNode(claims, tier, tried)) {
+        if (attempt(n, tier)) return error.ok() ? n : model::kNoId;
+        tried[n] = true;
+      }
+    }
     for (size_t p = index.FirstCandidate(claims, 0, tier); p != alloc::kNoPosition;
          p = index.FirstCandidate(claims, p + 1, tier)) {
-      if (attempt(index.order()[p], tier)) return error.ok() ? index.order()[p] : model::kNoId;
+      const model::NodeId n = index.order()[p];
+      if (prefer_young_ && young_[n] > 0) continue;  // tried above
+      if (attempt(n, tier)) return error.ok() ? n : model::kNoId;
     }
   }
   return model::kNoId;

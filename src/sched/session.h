@@ -279,8 +279,14 @@ class Session {
   void CountYoung(size_t pod, double sign);
   void BuildYoung();  // young_ from the snapshot, once
   // For window work: nodes holding young runs' devices first (most first), then the
-  // policy's order; RestoreOrder puts the policy's order back.
-  void PreferYoung(size_t pod);
+  // policy's order: for a gang (`reorder`) the index's order is changed; a single pod's
+  // PlacePod tries BestYoungNode first (cheaper than reordering the index for each pod).
+  // RestoreOrder puts the policy's order back.
+  void PreferYoung(size_t pod, bool reorder);
+  // The node with the most young devices (the earliest in index order among equals) that
+  // may fit `claims` at `tier` and is not `tried`; kNoId when none.
+  model::NodeId BestYoungNode(const std::vector<const alloc::CompiledClaim*>& claims, size_t tier,
+                              const std::vector<bool>& tried);
   void RestoreOrder();
 
   // ---- diagnose.cc
@@ -347,6 +353,7 @@ class Session {
   std::vector<double> young_;
   double young_opportunistic_ = 0;  // of which opportunistic queues' runs hold
   std::vector<model::NodeId> base_order_;
+  bool prefer_young_ = false;  // the single pod being placed tries young nodes first
   // Devices the work of queues that are not opportunistic holds and waits for; computed once
   // per Run (-1: not yet), again for each Decide.
   double other_demand_ = -1;

@@ -52,18 +52,22 @@ void Session::BuildYoung() {
   for (size_t i = 0; i < pods_.pods.size(); ++i) CountYoung(i, 1);
 }
 
-void Session::PreferYoung(size_t pod) {
+void Session::PreferYoung(size_t pod, bool reorder) {
   if (!WindowWork(pod)) return;
   BuildYoung();
-  std::vector<model::NodeId> order = snap_.index().order();
+  if (!reorder) {  // a single pod: PlacePod looks for the best young node itself
+    prefer_young_ = std::any_of(young_.begin(), young_.end(), [](double d) { return d > 0; });
+    return;
+  }
   std::vector<model::NodeId> first;
-  for (model::NodeId n : order) {
+  for (model::NodeId n : snap_.index().order()) {
     if (young_[n] > 0) first.push_back(n);
   }
   if (first.empty()) return;
   // Most devices of young runs first; the policy's order among equals (stable).
   std::stable_sort(first.begin(), first.end(),
                    [&](model::NodeId a, model::NodeId b) { return young_[a] > young_[b]; });
+  std::vector<model::NodeId> order = snap_.index().order();
   std::vector<model::NodeId> reordered = first;
   for (model::NodeId n : order) {
     if (young_[n] <= 0) reordered.push_back(n);
@@ -72,7 +76,21 @@ void Session::PreferYoung(size_t pod) {
   snap_.SetOrder(std::move(reordered));
 }
 
+model::NodeId Session::BestYoungNode(const std::vector<const alloc::CompiledClaim*>& claims,
+                                     size_t tier, const std::vector<bool>& tried) {
+  alloc::NodeIndex& index = snap_.index();
+  model::NodeId best = model::kNoId;
+  for (model::NodeId n = 0; n < young_.size(); ++n) {
+    if (young_[n] <= 0 || tried[n]) continue;
+    const bool better = best == model::kNoId || young_[n] > young_[best] ||
+                        (young_[n] == young_[best] && index.PositionOf(n) < index.PositionOf(best));
+    if (better && index.MayFit(claims, n, tier)) best = n;
+  }
+  return best;
+}
+
 void Session::RestoreOrder() {
+  prefer_young_ = false;
   if (base_order_.empty()) return;
   snap_.SetOrder(std::move(base_order_));
   base_order_.clear();
