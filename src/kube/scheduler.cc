@@ -399,7 +399,7 @@ absl::Status Scheduler::Cycle() {
   budgets_ = Budgets(cache_->List("PodDisruptionBudget"));
   if (options_.preemption) {
     opts.preemption.enabled = true;
-    opts.preemption.now = absl::ToDoubleSeconds(absl::Now() - absl::UnixEpoch());
+    opts.preemption.now = WallSeconds();
     opts.preemption.is_protected = [this](const std::vector<const sched::PodInfo*>& pods) {
       for (const DisruptionBudget& b : budgets_) {
         int64_t covered = 0;

@@ -142,12 +142,13 @@ double Session::OtherDemand() const {
   return demand;
 }
 
-double Session::DeviceCapacity() const {
-  double capacity = static_cast<double>(snap_.inventory().counter_sets().size());
+double Session::DeviceCapacity() {
+  if (capacity_ >= 0) return capacity_;  // the inventory never changes in a Session
+  capacity_ = static_cast<double>(snap_.inventory().counter_sets().size());
   for (const model::DeviceInfo& d : snap_.inventory().devices()) {
-    if (d.consumes.empty()) capacity += 1;
+    if (d.consumes.empty()) capacity_ += 1;
   }
-  return capacity;
+  return capacity_;
 }
 
 std::optional<Status> Session::HeadroomGate(const std::vector<size_t>& pods) {

@@ -302,7 +302,7 @@ class Session {
   std::optional<Status> HeadroomGate(const std::vector<size_t>& pods);
   // What the cluster has: devices that draw on no counters, and one per counter set (a
   // partitionable GPU, whatever its partitions).
-  double DeviceCapacity() const;
+  double DeviceCapacity();
   // Counts what the placed `pods` hold against their queues (Evict gives it back).
   void ChargeQueues(const std::vector<size_t>& pods);
   void RefundQueue(size_t pod);
@@ -357,6 +357,7 @@ class Session {
   // Devices the work of queues that are not opportunistic holds and waits for; computed once
   // per Run (-1: not yet), again for each Decide.
   double other_demand_ = -1;
+  double capacity_ = -1;  // DeviceCapacity, once
 };
 
 }  // namespace gpuplane::sched
