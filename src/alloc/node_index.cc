@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <numeric>
 
-#include "cel/device_env.h"
 #include "util/strings.h"
 
 namespace gpuplane::alloc {
@@ -15,12 +14,10 @@ constexpr int64_t kMaxResultsPerClaim = 32;
 // Whether a device may pass an alternative's static filters: no selector returns false and
 // every taint is tolerated. A selector that fails (a CEL runtime error) counts as a possible
 // match, so the allocator gets to run on the node and report the error as Kubernetes would.
-bool Passes(const Alternative& alt, const model::DeviceInfo& info) {
-  cel::DeviceActivation act(info.cel_value);
+bool Passes(const Alternative& alt, const model::DeviceInfo& info, model::DeviceId d,
+            SelectorMemo& memo) {
   for (const Selector& s : alt.selectors) {
-    cel::Value v = s.program.Evaluate(act);
-    if (v.is_error() || v.kind() != cel::Kind::kBool) return true;
-    if (!v.bool_value()) return false;
+    if (memo.Evaluate(s.program, d) == SelectorMemo::Result::kNoMatch) return false;
   }
   for (const api::Taint& t : info.spec->taints) {
     if (!Tolerates(alt.tolerations, t)) return false;
@@ -32,7 +29,7 @@ bool Passes(const Alternative& alt, const model::DeviceInfo& info) {
 
 NodeIndex::NodeIndex(const model::Inventory& inventory, const model::AllocationState& state,
                      std::vector<model::NodeId> order)
-    : inv_(inventory), state_(state), order_(std::move(order)) {
+    : inv_(inventory), state_(state), order_(std::move(order)), memo_(inventory) {
   size_t nodes = inv_.nodes().size();
   if (order_.empty()) {
     order_.resize(nodes);
@@ -64,7 +61,7 @@ int NodeIndex::Intern(const Alternative& alt) {
   s.free.assign(nodes, 0);
   s.supply.assign(nodes, 0);
   for (model::DeviceId d = 0; d < s.matches.size(); ++d) {
-    if (reachers_[d].empty() || !Passes(alt, inv_.devices()[d])) continue;
+    if (reachers_[d].empty() || !Passes(alt, inv_.devices()[d], d, memo_)) continue;
     s.matches[d] = 1;
     const int64_t shares = inv_.devices()[d].shareable ? kMaxResultsPerClaim : 1;
     for (model::NodeId n : reachers_[d]) {

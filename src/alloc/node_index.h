@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "alloc/request.h"
+#include "alloc/selector_memo.h"
 #include "model/allocation_state.h"
 #include "model/inventory.h"
 
@@ -84,7 +85,8 @@ class NodeIndex {
   const model::Inventory& inv_;
   const model::AllocationState& state_;
   std::vector<model::NodeId> order_;
-  std::vector<size_t> position_;                      // node id -> position
+  SelectorMemo memo_;             // the alternatives' selectors, evaluated once per device alike
+  std::vector<size_t> position_;  // node id -> position
   std::vector<std::vector<model::NodeId>> reachers_;  // device -> nodes that reach it
   std::vector<uint8_t> free_;                         // device -> counted as free
   size_t leaves_ = 1;                                 // segment tree width

@@ -1,7 +1,5 @@
 #include "alloc/selector_memo.h"
 
-#include "cel/device_env.h"
-
 namespace gpuplane::alloc {
 
 SelectorMemo::Entry& SelectorMemo::EntryFor(const cel::Program& program) {
@@ -10,14 +8,36 @@ SelectorMemo::Entry& SelectorMemo::EntryFor(const cel::Program& program) {
   auto it = entries_.find(key);
   if (it == entries_.end()) {
     if (entries_.size() >= kMaxPrograms) entries_.clear();
-    it = entries_
-             .emplace(key, Entry{program, std::vector<Result>(inventory_.devices().size(),
-                                                              Result::kUnknown)})
-             .first;
+    Entry e{program,
+            cel::DeviceReads(program),
+            std::vector<Result>(inventory_.devices().size(), Result::kUnknown),
+            {}};
+    it = entries_.emplace(key, std::move(e)).first;
   }
   last_key_ = key;
   last_ = &it->second;
   return it->second;
+}
+
+const cel::Value& SelectorMemo::DeviceValue(model::DeviceId device) {
+  if (values_.empty()) {
+    values_.resize(inventory_.devices().size());
+    built_.assign(inventory_.devices().size(), 0);
+  }
+  if (built_[device] == 0) {
+    const model::DeviceInfo& info = inventory_.devices()[device];
+    values_[device] =
+        cel::DeviceValue(inventory_.pools()[info.pool].driver, *info.spec, &value_cache_);
+    built_[device] = 1;
+  }
+  return values_[device];
+}
+
+SelectorMemo::Result SelectorMemo::Run(const cel::Program& program, model::DeviceId device) {
+  ++evaluations_;
+  cel::Value v = program.Evaluate(cel::DeviceActivation(DeviceValue(device)));
+  if (v.is_error() || v.kind() != cel::Kind::kBool) return Result::kError;
+  return v.bool_value() ? Result::kMatch : Result::kNoMatch;
 }
 
 SelectorMemo::Result SelectorMemo::Evaluate(const cel::Program& program, model::DeviceId device) {
@@ -27,18 +47,23 @@ SelectorMemo::Result SelectorMemo::Evaluate(const cel::Program& program, model::
     ++hits_;
     return r;
   }
-  ++evaluations_;
-  cel::Value v = program.Evaluate(cel::DeviceActivation(inventory_.devices()[device].cel_value));
-  if (v.is_error() || v.kind() != cel::Kind::kBool) {
-    r = Result::kError;
+  if (!e.reads) return r = Run(program, device);
+  const model::DeviceInfo& info = inventory_.devices()[device];
+  key_.clear();
+  cel::AppendDeviceReadKey(inventory_.pools()[info.pool].driver, *info.spec, *e.reads, &key_);
+  auto [it, inserted] = e.by_key.try_emplace(key_, Result::kUnknown);
+  if (inserted) {
+    it->second = Run(program, device);
   } else {
-    r = v.bool_value() ? Result::kMatch : Result::kNoMatch;
+    ++shared_;
   }
-  return r;
+  return r = it->second;
 }
 
 std::string SelectorMemo::ErrorText(const cel::Program& program, model::DeviceId device) const {
-  cel::Value v = program.Evaluate(cel::DeviceActivation(inventory_.devices()[device].cel_value));
+  const model::DeviceInfo& info = inventory_.devices()[device];
+  cel::Value v = program.Evaluate(
+      cel::DeviceActivation(cel::DeviceValue(inventory_.pools()[info.pool].driver, *info.spec)));
   return v.is_error() ? v.str() : "the selector did not return a bool";
 }
 

@@ -4,21 +4,29 @@
 // claims with the same selectors evaluate each (selector, device) pair once instead of once
 // per claim and node visit.
 //
+// Devices alike for a selector share one evaluation: when the selector reads `device` only
+// through constant paths (cel::DeviceReads), the values those paths see form a key, and a
+// device whose key was evaluated before takes that result without building its CEL value
+// (8 H100s of a node differ in index and UUID, which a product or memory selector never reads).
+// The `device` values the remaining evaluations need are built on first use and kept.
+//
 // Keyed by the compiled program's identity (cel::Program::identity()); the memo keeps a copy
 // of each program it has seen, so an identity is never reused for another program while
 // the memo lives. Errors are remembered as errors; their text is recomputed on demand (the
 // rare path). Bounded: past kMaxPrograms distinct programs it starts over.
 //
 // Ownership: borrows the inventory, which must outlive it. Not thread-safe (one per
-// Allocator, and an Allocator is used by one thread).
+// Allocator or NodeIndex, each used by one thread).
 #ifndef GPUPLANE_ALLOC_SELECTOR_MEMO_H_
 #define GPUPLANE_ALLOC_SELECTOR_MEMO_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
+#include "cel/device_env.h"
 #include "cel/program.h"
 #include "model/inventory.h"
 
@@ -37,23 +45,34 @@ class SelectorMemo {
   // Why the selector fails on `device` (the error value's text, or that it returned no bool).
   std::string ErrorText(const cel::Program& program, model::DeviceId device) const;
 
-  // How many evaluations ran and how many answers came from memory (for tests and benches).
+  // How many CEL evaluations ran, how many answers came from a device's own earlier answer
+  // (hits) and how many from a device alike for the selector (shared); for tests and benches.
   int64_t evaluations() const { return evaluations_; }
   int64_t hits() const { return hits_; }
+  int64_t shared() const { return shared_; }
 
  private:
   struct Entry {
-    cel::Program program;  // pins the identity
+    cel::Program program;                               // pins the identity
+    std::optional<std::vector<cel::DeviceRead>> reads;  // nullopt: every device evaluated
     std::vector<Result> results;
+    std::unordered_map<std::string, Result> by_key;  // with reads: result per device read key
   };
   Entry& EntryFor(const cel::Program& program);
+  Result Run(const cel::Program& program, model::DeviceId device);
+  const cel::Value& DeviceValue(model::DeviceId device);
 
   const model::Inventory& inventory_;
   std::unordered_map<const void*, Entry> entries_;
   const void* last_key_ = nullptr;  // the last entry looked up (claims repeat selectors)
   Entry* last_ = nullptr;
+  std::vector<cel::Value> values_;  // per device, built on first use (`built_`)
+  std::vector<uint8_t> built_;
+  cel::DeviceValueCache value_cache_;  // equal names and values shared between devices
+  std::string key_;                    // scratch for read keys
   int64_t evaluations_ = 0;
   int64_t hits_ = 0;
+  int64_t shared_ = 0;
 };
 
 }  // namespace gpuplane::alloc

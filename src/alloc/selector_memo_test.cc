@@ -1,5 +1,7 @@
 #include "alloc/selector_memo.h"
 
+#include <set>
+
 #include "api/loader.h"
 #include "cel/device_env.h"
 #include "gtest/gtest.h"
@@ -21,7 +23,9 @@ class SelectorMemoTest : public ::testing::Test {
 
   // The plain evaluation the memo must agree with.
   Result Direct(const cel::Program& p, model::DeviceId d) const {
-    cel::Value v = p.Evaluate(cel::DeviceActivation(inv_.devices()[d].cel_value));
+    const model::DeviceInfo& info = inv_.devices()[d];
+    cel::Value v = p.Evaluate(
+        cel::DeviceActivation(cel::DeviceValue(inv_.pools()[info.pool].driver, *info.spec)));
     if (v.is_error() || v.kind() != cel::Kind::kBool) return Result::kError;
     return v.bool_value() ? Result::kMatch : Result::kNoMatch;
   }
@@ -60,6 +64,27 @@ TEST_F(SelectorMemoTest, CopiesShareAnEntryAndSeparateCompilesDoNot) {
   EXPECT_EQ(memo.evaluations(), 1);
   memo.Evaluate(again, 0);
   EXPECT_EQ(memo.evaluations(), 2);
+}
+
+TEST_F(SelectorMemoTest, DevicesAlikeForASelectorShareOneEvaluation) {
+  SelectorMemo memo(inv_);
+  // Reads product and memory only: the GPUs of one node differ in index and UUID, not in these.
+  const cel::Program product = Compile(
+      "device.attributes[\"gpu.nvidia.com\"].productName.lowerAscii().contains(\"h100\") && "
+      "device.capacity[\"gpu.nvidia.com\"].memory.compareTo(quantity(\"40Gi\")) >= 0");
+  std::set<std::string> alike;
+  for (model::DeviceId d = 0; d < inv_.devices().size(); ++d) {
+    EXPECT_EQ(memo.Evaluate(product, d), Direct(product, d)) << "device " << d;
+    const model::DeviceInfo& info = inv_.devices()[d];
+    std::string key;
+    cel::AppendDeviceReadKey(inv_.pools()[info.pool].driver, *info.spec, *cel::DeviceReads(product),
+                             &key);
+    alike.insert(key);
+  }
+  const auto n = static_cast<int64_t>(inv_.devices().size());
+  EXPECT_EQ(memo.evaluations(), static_cast<int64_t>(alike.size()));
+  EXPECT_EQ(memo.shared(), n - memo.evaluations());
+  EXPECT_LT(memo.evaluations(), n / 2);
 }
 
 }  // namespace

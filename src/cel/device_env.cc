@@ -47,7 +47,130 @@ Value DomainMap(Domains& domains, DeviceValueCache& cache) {
   return Value::MapWithEmptyDefault(std::move(entries));
 }
 
+// Collects what an expression reads of `device` (see DeviceReads).
+class ReadCollector {
+ public:
+  // False when `e` uses `device` in a way a list of reads cannot describe.
+  bool Walk(const Expr& e) {
+    switch (e.kind) {
+      case Expr::Kind::kIdent:
+        return e.name != "device";
+      case Expr::Kind::kPath:  // its fallback subtree is the same chain: not walked
+        return e.name != "device" || AddPath(e.path);
+      case Expr::Kind::kSelect:
+        // has(device.attributes["d"].name) and device.attributes["d"].?name
+        if (e.target->kind == Expr::Kind::kPath && e.target->name == "device" &&
+            e.target->path.size() == 2) {
+          return AddPath({e.target->path[0], e.target->path[1], e.name});
+        }
+        break;
+      case Expr::Kind::kComprehension:
+        if (e.iter_var == "device" || e.iter_var2 == "device") return false;  // shadowed
+        break;
+      default:
+        break;
+    }
+    for (const Expr* child :
+         {e.target.get(), e.iter_range.get(), e.predicate.get(), e.transform.get()}) {
+      if (child != nullptr && !Walk(*child)) return false;
+    }
+    for (const ExprPtr& a : e.args) {
+      if (!Walk(*a)) return false;
+    }
+    for (const auto& [k, v] : e.entries) {
+      if (!Walk(*k) || !Walk(*v)) return false;
+    }
+    return true;
+  }
+
+  std::vector<DeviceRead> reads;
+
+ private:
+  bool AddPath(const std::vector<std::string>& path) {
+    DeviceRead r;
+    if (path[0] == "driver") {
+      r.field = DeviceRead::Field::kDriver;
+    } else if (path[0] == "allowMultipleAllocations") {
+      r.field = DeviceRead::Field::kAllowMultiple;
+    } else if ((path[0] == "attributes" || path[0] == "capacity") && path.size() >= 3) {
+      r.field =
+          path[0] == "attributes" ? DeviceRead::Field::kAttribute : DeviceRead::Field::kCapacity;
+      r.domain = path[1];
+      r.name = path[2];
+    } else {
+      return false;  // a whole map, or a field the environment does not have
+    }
+    if (std::find(reads.begin(), reads.end(), r) == reads.end()) reads.push_back(std::move(r));
+    return true;
+  }
+};
+
+// Appends `s` so that no two different sequences of appended strings concatenate alike.
+void AppendSized(std::string_view s, std::string* key) {
+  key->append(std::to_string(s.size()));
+  key->push_back(':');
+  key->append(s);
+}
+
+// The value DeviceValue gives an attribute (the same precedence), as a key.
+void AppendAttribute(const api::DeviceAttribute& a, std::string* key) {
+  if (a.int_value) {
+    key->push_back('i');
+    AppendSized(std::to_string(*a.int_value), key);
+  } else if (a.bool_value) {
+    key->push_back(*a.bool_value ? 'T' : 'F');
+  } else if (a.string_value) {
+    key->push_back('s');
+    AppendSized(*a.string_value, key);
+  } else if (a.version_value) {
+    key->push_back('v');
+    AppendSized(*a.version_value, key);
+  } else {
+    key->push_back('n');
+  }
+}
+
 }  // namespace
+
+std::optional<std::vector<DeviceRead>> DeviceReads(const Program& program) {
+  ReadCollector c;
+  if (!c.Walk(program.expr())) return std::nullopt;
+  return std::move(c.reads);
+}
+
+void AppendDeviceReadKey(std::string_view driver, const api::Device& device,
+                         const std::vector<DeviceRead>& reads, std::string* key) {
+  AppendSized(driver, key);
+  for (const DeviceRead& r : reads) {
+    switch (r.field) {
+      case DeviceRead::Field::kDriver:
+        break;  // in the key already
+      case DeviceRead::Field::kAllowMultiple:
+        key->push_back(device.allow_multiple_allocations.value_or(false) ? 'M' : 'm');
+        break;
+      case DeviceRead::Field::kAttribute:
+        // Every published key that lands on (domain, name), in DeviceValue's order.
+        for (const auto& [k, a] : device.attributes) {
+          if (Qualify(driver, k) ==
+              std::pair<std::string_view, std::string_view>(r.domain, r.name)) {
+            key->push_back('a');
+            AppendAttribute(a, key);
+          }
+        }
+        break;
+      case DeviceRead::Field::kCapacity:
+        for (const auto& [k, c] : device.capacity) {
+          if (Qualify(driver, k) ==
+              std::pair<std::string_view, std::string_view>(r.domain, r.name)) {
+            key->push_back('c');
+            AppendSized(c.value.String(), key);  // DeviceValueCache::Quantity's identity
+          }
+        }
+        break;
+    }
+    key->push_back('|');
+  }
+}
 
 Value DeviceValueCache::String(std::string_view s) {
   auto it = strings_.find(s);

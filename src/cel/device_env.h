@@ -6,10 +6,13 @@
 #ifndef GPUPLANE_CEL_DEVICE_ENV_H_
 #define GPUPLANE_CEL_DEVICE_ENV_H_
 
+#include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include "api/resource_types.h"
 #include "cel/program.h"
@@ -41,6 +44,27 @@ Value DeviceValue(std::string_view driver, const api::Device& device,
 
 // Compile options for DRA selectors: `device` is the only variable.
 CompileOptions DeviceSelectorOptions();
+
+// One part of `device` a selector reads: its driver, allowMultipleAllocations, or one
+// attribute or capacity by domain and name.
+struct DeviceRead {
+  enum class Field : uint8_t { kDriver, kAllowMultiple, kAttribute, kCapacity };
+  Field field = Field::kDriver;
+  std::string domain, name;  // kAttribute and kCapacity
+  bool operator==(const DeviceRead&) const = default;
+};
+
+// Every part of `device` a compiled DRA selector can observe, when the program reads `device`
+// only through constant paths (`device.driver`, `device.attributes["d"].name`,
+// `has(device.capacity["d"].name)`...); nullopt when it uses `device` any other way (a
+// computed key, the whole map, a comprehension over a domain, a shadowing variable). Then two
+// devices with equal DeviceReadKey give the same result, cost and kind of error.
+std::optional<std::vector<DeviceRead>> DeviceReads(const Program& program);
+
+// Appends to `key` what `reads` see of the device (the driver always), so that equal keys mean
+// the reads see equal values. Cheap: no CEL values are built.
+void AppendDeviceReadKey(std::string_view driver, const api::Device& device,
+                         const std::vector<DeviceRead>& reads, std::string* key);
 
 class DeviceActivation : public Activation {
  public:

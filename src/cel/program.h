@@ -64,6 +64,8 @@ class Program {
   // Equal for copies of one compiled Program (they share the AST), different for Programs
   // compiled separately even from the same text; stable while any copy lives.
   const void* identity() const { return ast_.get(); }
+  // The planned syntax tree (for static analyses such as DeviceReads).
+  const Expr& expr() const { return *ast_; }
 
  private:
   Program(std::shared_ptr<const Expr> ast, std::shared_ptr<const std::string> source)

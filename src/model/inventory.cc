@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <set>
 
-#include "cel/device_env.h"
 #include "model/node_selector.h"
 #include "util/strings.h"
 
@@ -127,7 +126,6 @@ class InventoryBuilder {
         owned.spec.node_name ? owned.spec.node_name : d.node_name;
     if (node_name) info.node = AddNode(*node_name);
     Capacities(d, info);
-    info.cel_value = cel::DeviceValue(key.driver, d, &values_);
     DeviceId id = static_cast<DeviceId>(inv_.devices_.size());
     inv_.device_index_.emplace(util::Cat(key.driver, "/", key.name, "/", d.name), id);
     pool.devices.push_back(id);
@@ -238,7 +236,6 @@ class InventoryBuilder {
   std::vector<std::pair<PoolId, const api::ResourceSlice*>> incomplete_slices_;
   Inventory inv_;
   std::map<PoolKey, int64_t> generation_;
-  cel::DeviceValueCache values_;  // equal names and values shared between devices
 };
 
 Inventory Inventory::Build(const std::vector<api::SourcedObject>& objects) {

@@ -4,9 +4,11 @@
 // complete pools' devices are allocatable (nodes list them; see NodeInfo). Each device
 // knows its pool, the node it is local to (if any), the counters it consumes (resolved to
 // counter-set ids), its capacities (names interned to dense CapacityIds, so hot paths compare
-// integers) and its CEL `device` value. Each node knows every device it can reach
-// (node-local, nodeSelector, allNodes, per-device selection). Immutable after Build; safe to
-// read from several threads. Move-only (devices point into slices it owns).
+// integers). The CEL `device` values selectors read are built by their users on demand
+// (alloc::SelectorMemo), most never: a selector's result is shared by devices alike. Each node
+// knows every device it can reach (node-local, nodeSelector, allNodes, per-device selection).
+// Immutable after Build; safe to read from several threads. Move-only (devices point into slices it
+// owns).
 #ifndef GPUPLANE_MODEL_INVENTORY_H_
 #define GPUPLANE_MODEL_INVENTORY_H_
 
@@ -20,7 +22,6 @@
 
 #include "api/object.h"
 #include "api/quantity.h"
-#include "cel/value.h"
 
 namespace gpuplane::model {
 
@@ -56,7 +57,6 @@ struct DeviceInfo {
   uint32_t capacity_slot = kNoId;
   bool shareable = false;  // allowMultipleAllocations
   NodeId node = kNoId;     // set for node-local devices
-  cel::Value cel_value;    // the DRA `device` variable, built once
 };
 
 struct PoolInfo {
