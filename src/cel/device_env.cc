@@ -1,6 +1,8 @@
 #include "cel/device_env.h"
 
 #include <algorithm>
+#include <array>
+#include <cstring>
 #include <utility>
 #include <vector>
 
@@ -112,11 +114,19 @@ void AppendSized(std::string_view s, std::string* key) {
   key->append(s);
 }
 
+// Appends a plain value's bytes (fixed width, so no separator is needed).
+template <typename T>
+void AppendRaw(const T& v, std::string* key) {
+  std::array<char, sizeof(T)> bytes;
+  std::memcpy(bytes.data(), &v, sizeof v);
+  key->append(bytes.data(), bytes.size());
+}
+
 // The value DeviceValue gives an attribute (the same precedence), as a key.
 void AppendAttribute(const api::DeviceAttribute& a, std::string* key) {
   if (a.int_value) {
     key->push_back('i');
-    AppendSized(std::to_string(*a.int_value), key);
+    AppendRaw(*a.int_value, key);
   } else if (a.bool_value) {
     key->push_back(*a.bool_value ? 'T' : 'F');
   } else if (a.string_value) {
@@ -162,8 +172,10 @@ void AppendDeviceReadKey(std::string_view driver, const api::Device& device,
         for (const auto& [k, c] : device.capacity) {
           if (Qualify(driver, k) ==
               std::pair<std::string_view, std::string_view>(r.domain, r.name)) {
+            // A CEL quantity is its value and format: equal pairs, equal CEL values.
             key->push_back('c');
-            AppendSized(c.value.String(), key);  // DeviceValueCache::Quantity's identity
+            AppendRaw(c.value.nano(), key);
+            key->push_back(static_cast<char>(c.value.format()));
           }
         }
         break;
