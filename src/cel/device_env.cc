@@ -140,6 +140,18 @@ void AppendAttribute(const api::DeviceAttribute& a, std::string* key) {
   }
 }
 
+// Appends, with `append`, every entry of `entries` whose published key lands on the read's
+// (domain, name), in DeviceValue's order (a qualified and an unqualified spelling may both).
+template <typename Entries, typename Append>
+void AppendEntries(std::string_view driver, const Entries& entries, const DeviceRead& r,
+                   Append append) {
+  for (const auto& [k, v] : entries) {
+    if (Qualify(driver, k) == std::pair<std::string_view, std::string_view>(r.domain, r.name)) {
+      append(v);
+    }
+  }
+}
+
 }  // namespace
 
 std::optional<std::vector<DeviceRead>> DeviceReads(const Program& program) {
@@ -159,25 +171,18 @@ void AppendDeviceReadKey(std::string_view driver, const api::Device& device,
         key->push_back(device.allow_multiple_allocations.value_or(false) ? 'M' : 'm');
         break;
       case DeviceRead::Field::kAttribute:
-        // Every published key that lands on (domain, name), in DeviceValue's order.
-        for (const auto& [k, a] : device.attributes) {
-          if (Qualify(driver, k) ==
-              std::pair<std::string_view, std::string_view>(r.domain, r.name)) {
-            key->push_back('a');
-            AppendAttribute(a, key);
-          }
-        }
+        AppendEntries(driver, device.attributes, r, [key](const api::DeviceAttribute& a) {
+          key->push_back('a');
+          AppendAttribute(a, key);
+        });
         break;
       case DeviceRead::Field::kCapacity:
-        for (const auto& [k, c] : device.capacity) {
-          if (Qualify(driver, k) ==
-              std::pair<std::string_view, std::string_view>(r.domain, r.name)) {
-            // A CEL quantity is its value and format: equal pairs, equal CEL values.
-            key->push_back('c');
-            AppendRaw(c.value.nano(), key);
-            key->push_back(static_cast<char>(c.value.format()));
-          }
-        }
+        AppendEntries(driver, device.capacity, r, [key](const api::DeviceCapacity& c) {
+          // A CEL quantity is its value and format: equal pairs, equal CEL values.
+          key->push_back('c');
+          AppendRaw(c.value.nano(), key);
+          key->push_back(static_cast<char>(c.value.format()));
+        });
         break;
     }
     key->push_back('|');
