@@ -425,8 +425,8 @@ absl::Status Scheduler::Cycle() {
     demand_.Note(now, pass->other_demand);
     demand_.Prune(now);
   }
+  metrics_.SetQueues(held_, usage_);  // before the save: whoever sees the save sees these
   SaveUsage(false);
-  metrics_.SetQueues(held_, usage_);
   std::vector<Job> jobs = Plan(*pass, waiting);
   WriteAll(jobs);
   Remember(pass->pods, jobs);

@@ -706,10 +706,11 @@ TEST_F(SchedulerPlaneTest, QueuesPastUseOutlivesTheLeader) {
   ASSERT_TRUE(first.gpu_seconds.contains("team"));
   EXPECT_GT(first.gpu_seconds.at("team"), 980'000);
   EXPECT_LT(first.gpu_seconds.at("team"), 1e6);
-  EXPECT_NE(scheduler_->metrics().Render().find(
-                "gpuplane_queue_past_use_device_seconds{queue=\"team\"} 98"),
-            std::string::npos)
-      << "/metrics shows it";
+  EXPECT_TRUE(Eventually([&] {
+    return scheduler_->metrics().Render().find(
+               "gpuplane_queue_past_use_device_seconds{queue=\"team\"} 98") != std::string::npos;
+  })) << "/metrics shows it:\n"
+      << scheduler_->metrics().Render();
   scheduler_->Stop();
   thread_.join();
   scheduler_.reset();
