@@ -64,9 +64,14 @@ class Search {
         static_keys_(static_keys),
         memo_(memo),
         scorer_(scorer) {
+    size_t alternatives = 0;
     for (size_t c = 0; c < claims.size(); ++c) {
-      for (size_t r = 0; r < claims[c]->requests.size(); ++r) slots_.push_back({c, r});
+      for (size_t r = 0; r < claims[c]->requests.size(); ++r) {
+        slots_.push_back({c, r, alternatives});
+        alternatives += claims[c]->requests[r].alternatives.size();
+      }
     }
+    candidates_.resize(alternatives);
     current_alt_.assign(slots_.size(), 0);
   }
 
@@ -91,6 +96,7 @@ class Search {
   struct Slot {
     size_t claim;
     size_t request;
+    size_t first_alternative;  // its alternatives' index in candidates_
   };
 
   const std::vector<Alternative>& Alts(const Slot& s) const {
@@ -100,10 +106,9 @@ class Search {
 
   // Devices of the node that pass the static filters (selectors, taints), in inventory order.
   const std::vector<DeviceId>& Candidates(size_t slot, size_t alt) {
-    auto key = std::make_pair(slot, alt);
-    auto it = candidates_.find(key);
-    if (it != candidates_.end()) return it->second;
-    std::vector<DeviceId> out;
+    std::optional<std::vector<DeviceId>>& known = candidates_[slots_[slot].first_alternative + alt];
+    if (known) return *known;
+    std::vector<DeviceId>& out = known.emplace();
     for (DeviceId d : inv_.nodes()[node_].devices) {
       if (Classify(Alt(slots_[slot], alt), d) == Reject::kNone && !fatal_) out.push_back(d);
     }
@@ -111,7 +116,7 @@ class Search {
       std::stable_sort(out.begin(), out.end(),
                        [&](DeviceId a, DeviceId b) { return scorer_.Rank(a) < scorer_.Rank(b); });
     }
-    return candidates_.emplace(key, std::move(out)).first->second;
+    return out;
   }
 
   // An allocationMode All alternative's devices, as Kubernetes computes them before its
@@ -232,10 +237,8 @@ class Search {
   // this search by any request, adminAccess included (Kubernetes' rule).
   bool InUse(DeviceId d) const {
     if (Shareable(d)) return false;
-    auto it = exclusive_.find(d);
-    auto admin = admin_.find(d);
-    return state_.in_use(d) || (it != exclusive_.end() && it->second > 0) ||
-           (admin != admin_.end() && admin->second > 0);
+    return state_.in_use(d) || std::find(exclusive_.begin(), exclusive_.end(), d) != exclusive_.end() ||
+           std::find(admin_.begin(), admin_.end(), d) != admin_.end();
   }
 
   // Whether an adminAccess request of claim `c` may not take `d`: the claim took it already
@@ -296,10 +299,10 @@ class Search {
       if (Shareable(d)) {
         AddCapacityDelta(d, *consumed, +1);
       } else {
-        ++exclusive_[d];
+        exclusive_.push_back(d);
       }
     }
-    if (alt.admin_access) ++admin_[d];
+    if (alt.admin_access) admin_.push_back(d);
     chosen_.push_back(
         Choice{s.claim, s.request, alt_index, d, std::move(*consumed), alt.admin_access});
     return true;
@@ -310,7 +313,7 @@ class Search {
     chosen_.pop_back();
     const Alternative& alt = claims_[ch.claim]->requests[ch.request].alternatives[ch.alternative];
     if (alt.admin_access) {
-      --admin_[ch.device];
+      Forget(admin_, ch.device);
       return;
     }
     for (const model::CounterUse& use : inv_.devices()[ch.device].consumes) {
@@ -320,8 +323,14 @@ class Search {
     if (Shareable(ch.device)) {
       AddCapacityDelta(ch.device, ch.consumed, -1);
     } else {
-      --exclusive_[ch.device];
+      Forget(exclusive_, ch.device);
     }
+  }
+
+  // Removes one `d` from a list of devices taken.
+  static void Forget(std::vector<DeviceId>& taken, DeviceId d) {
+    auto it = std::find(taken.rbegin(), taken.rend(), d);
+    if (it != taken.rend()) taken.erase(std::next(it).base());
   }
 
   // Whether to stop searching: a fatal error, the effort bound, or enough solutions scored.
@@ -397,17 +406,13 @@ class Search {
   bool Choose(size_t slot, size_t a, const std::vector<DeviceId>& cands, size_t start,
               int64_t remaining) {
     if (remaining == 0) return Solve(slot + 1);
-    std::vector<int32_t> exhausted_classes;
+    Exhausted exhausted;
     for (size_t i = start; i < cands.size(); ++i) {
       if (i + static_cast<size_t>(remaining) > cands.size() && !AnyShareable(cands, i)) break;
       // Devices already chosen (admin access may choose one twice) are not interchangeable
       // with the others.
       bool fresh = options_.symmetry && !Chosen(cands[i]);
-      if (fresh && !exhausted_classes.empty() &&
-          std::find(exhausted_classes.begin(), exhausted_classes.end(), ClassOf(cands[i])) !=
-              exhausted_classes.end()) {
-        continue;
-      }
+      if (fresh && Covered(exhausted, cands[i])) continue;
       if (++steps_ > options_.max_steps) {
         exhausted_ = true;
         return true;
@@ -416,12 +421,75 @@ class Search {
       const size_t next = Shareable(cands[i]) ? i : i + 1;
       if (Choose(slot, a, cands, next, remaining - 1)) return true;
       Untake();
-      if (fresh) {
-        int32_t cls = ClassOf(cands[i]);
-        if (cls >= 0) exhausted_classes.push_back(cls);
-      }
+      if (fresh) Add(exhausted, cands[i]);
     }
     return false;
+  }
+
+  // The devices whose subtrees one position of Choose has exhausted, for skipping devices
+  // interchangeable with them. On nodes of up to kPairwiseDevices devices two devices are
+  // compared directly (Alike), which costs less than classifying them all; on larger nodes
+  // by class (ClassOf), computed once per search.
+  static constexpr size_t kPairwiseDevices = 16;
+  struct Exhausted {
+    std::vector<DeviceId> devices;  // pairwise
+    std::vector<int32_t> classes;   // by class: the classes with more than one device
+  };
+  bool Pairwise() const { return inv_.nodes()[node_].devices.size() <= kPairwiseDevices; }
+
+  bool Covered(const Exhausted& e, DeviceId d) {
+    if (Pairwise()) {
+      return std::any_of(e.devices.begin(), e.devices.end(),
+                         [&](DeviceId x) { return Alike(x, d); });
+    }
+    return !e.classes.empty() &&
+           std::find(e.classes.begin(), e.classes.end(), ClassOf(d)) != e.classes.end();
+  }
+
+  void Add(Exhausted& e, DeviceId d) {
+    if (Pairwise()) {
+      if (Symmetric(d)) e.devices.push_back(d);
+      return;
+    }
+    int32_t cls = ClassOf(d);
+    if (cls >= 0) e.classes.push_back(cls);
+  }
+
+  // Whether symmetry considers `d` at all: an exclusive device without counters.
+  bool Symmetric(DeviceId d) const { return !Shareable(d) && inv_.devices()[d].consumes.empty(); }
+
+  // Whether two devices of the node would share a class (ComputeClasses' rows, compared
+  // directly): both symmetric, equally in use, equal static ids, alike for every
+  // alternative's static filters, and equal in the constraints' attributes.
+  bool Alike(DeviceId x, DeviceId y) {
+    if (!Symmetric(x) || !Symmetric(y) || state_.in_use(x) != state_.in_use(y) ||
+        StaticId(x) != StaticId(y)) {
+      return false;
+    }
+    for (size_t slot = 0; slot < slots_.size(); ++slot) {
+      const std::vector<Alternative>& alts = Alts(slots_[slot]);
+      for (size_t a = 0; a < alts.size(); ++a) {
+        const std::optional<std::vector<DeviceId>>& known =
+            candidates_[slots_[slot].first_alternative + a];
+        if (known) {
+          if ((std::find(known->begin(), known->end(), x) == known->end()) !=
+              (std::find(known->begin(), known->end(), y) == known->end())) {
+            return false;
+          }
+        } else if (StaticCode(alts[a], x) != StaticCode(alts[a], y)) {
+          return false;
+        }
+      }
+    }
+    for (const CompiledClaim* c : claims_) {
+      for (const CompiledConstraint& k : c->constraints) {
+        const api::DeviceAttribute* vx = inv_.Attribute(x, k.attribute);
+        const api::DeviceAttribute* vy = inv_.Attribute(y, k.attribute);
+        if ((vx == nullptr) != (vy == nullptr)) return false;
+        if (vx != nullptr && model::AttributeKey(*vx) != model::AttributeKey(*vy)) return false;
+      }
+    }
+    return true;
   }
 
   bool AnyShareable(const std::vector<DeviceId>& cands, size_t from) const {
@@ -477,10 +545,11 @@ class Search {
     for (size_t slot = 0; slot < slots_.size(); ++slot) {
       const std::vector<Alternative>& alts = Alts(slots_[slot]);
       for (size_t a = 0; a < alts.size(); ++a, ++column) {
-        auto it = candidates_.find({slot, a});
-        if (it != candidates_.end()) {
+        const std::optional<std::vector<DeviceId>>& known =
+            candidates_[slots_[slot].first_alternative + a];
+        if (known) {
           for (size_t pos : eligible) rows[pos * width + column] = 'n';
-          for (DeviceId d : it->second) {
+          for (DeviceId d : *known) {
             rows[(std::lower_bound(devs.begin(), devs.end(), d) - devs.begin()) * width + column] =
                 'y';
           }
@@ -502,22 +571,30 @@ class Search {
                       .first->second;
       }
     }
+    // Equal rows, one class: rows are grouped by a hash, and a hash's devices by equal rows
+    // (a collision only splits a class, which prunes less but never wrongly).
     auto row = [&](size_t pos) { return rows.begin() + static_cast<std::ptrdiff_t>(pos * width); };
-    std::sort(eligible.begin(), eligible.end(), [&](size_t a, size_t b) {
-      return std::lexicographical_compare(row(a), row(a) + static_cast<std::ptrdiff_t>(width),
-                                          row(b), row(b) + static_cast<std::ptrdiff_t>(width));
-    });
+    std::vector<std::pair<uint64_t, size_t>> keyed;
+    keyed.reserve(eligible.size());
+    for (size_t pos : eligible) {
+      uint64_t h = 1469598103934665603ULL;  // FNV-1a over the row's integers
+      for (auto it = row(pos); it != row(pos) + static_cast<std::ptrdiff_t>(width); ++it) {
+        h = (h ^ static_cast<uint32_t>(*it)) * 1099511628211ULL;
+      }
+      keyed.emplace_back(h, pos);
+    }
+    std::sort(keyed.begin(), keyed.end());
     class_.assign(devs.size(), -1);
     int32_t next = 0;
-    for (size_t i = 0; i < eligible.size();) {
+    for (size_t i = 0; i < keyed.size();) {
       size_t j = i + 1;
-      while (j < eligible.size() &&
-             std::equal(row(eligible[i]), row(eligible[i]) + static_cast<std::ptrdiff_t>(width),
-                        row(eligible[j]))) {
+      while (j < keyed.size() && keyed[j].first == keyed[i].first &&
+             std::equal(row(keyed[i].second), row(keyed[i].second) + static_cast<std::ptrdiff_t>(width),
+                        row(keyed[j].second))) {
         ++j;
       }
       if (j - i >= 2) {
-        for (size_t k = i; k < j; ++k) class_[eligible[k]] = next;
+        for (size_t k = i; k < j; ++k) class_[keyed[k].second] = next;
         ++next;
       }
       i = j;
@@ -531,9 +608,11 @@ class Search {
     StaticKeys& keys = *static_keys_;
     if (keys.ids.empty()) keys.ids.assign(inv_.devices().size(), -1);
     if (keys.ids[d] >= 0) return keys.ids[d];
-    std::string key;
+    std::string key;  // each capacity's name and value (its raw nano amount), then attributes
     for (const auto& [name, cap] : inv_.devices()[d].spec->capacity) {
-      util::Append(key, "|", name, "=", cap.value.String());
+      const api::Int128 nano = cap.value.nano();
+      util::Append(key, name, "=");
+      key.append(reinterpret_cast<const char*>(&nano), sizeof nano);
     }
     for (const std::string& attr : scorer_.attributes()) {
       const api::DeviceAttribute* v = inv_.Attribute(d, attr);
@@ -617,9 +696,12 @@ class Search {
             api::DeviceAllocationConfiguration{"FromClaim", cfg.requests, cfg.opaque});
       }
       if (node_local) {
-        api::NodeSelectorTerm term;
-        term.match_fields.push_back({"metadata.name", "In", {inv_.nodes()[node_].name}});
-        r.node_selector = api::NodeSelector{{term}};
+        api::NodeSelectorRequirement& field = r.node_selector.emplace()
+                                                  .node_selector_terms.emplace_back()
+                                                  .match_fields.emplace_back();
+        field.key = "metadata.name";
+        field.op = "In";
+        field.values.push_back(inv_.nodes()[node_].name);
       }
     }
   }
@@ -744,13 +826,14 @@ class Search {
   StaticKeys* static_keys_;
   SelectorMemo& memo_;
   std::vector<Slot> slots_;
-  std::map<std::pair<size_t, size_t>, std::vector<DeviceId>> candidates_;
+  // Per alternative (Slot::first_alternative + index), its candidates once computed.
+  std::vector<std::optional<std::vector<DeviceId>>> candidates_;
   std::map<std::pair<size_t, size_t>, std::optional<std::vector<DeviceId>>> all_sets_;
-  std::map<DeviceId, int> admin_;  // devices adminAccess requests took in this search
+  std::vector<DeviceId> admin_;  // devices adminAccess requests took in this search, per take
   std::vector<Choice> chosen_;
   std::map<std::pair<model::CounterSetId, uint32_t>, api::Quantity> counter_delta_;
   std::map<uint32_t, api::Quantity> capacity_delta_;  // by capacity slot
-  std::map<DeviceId, int> exclusive_;
+  std::vector<DeviceId> exclusive_;  // exclusive devices taken in this search, per take
   std::optional<std::string> fatal_;
   bool exhausted_ = false;
   int64_t steps_ = 0;

@@ -4,7 +4,10 @@
 #include <memory>
 #include <optional>
 #include <unordered_map>
-#include <unordered_set>
+#include <span>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 
 #include "alloc/allocator.h"
 #include "alloc/node_index.h"
@@ -32,35 +35,32 @@ api::ResourceClaim FromTemplate(const api::ResourceClaimTemplate& t, const std::
 
 absl::StatusOr<std::vector<AllocationUnit>> AllocationUnits(
     const std::vector<api::SourcedObject>& objects) {
+  // Keys are (namespace, name) views into `objects`, which outlive this function unchanged.
+  using Key = std::pair<std::string_view, std::string_view>;
+  auto key_of = [](const api::ObjectMeta& m) { return Key(m.namespace_name, m.name); };
   std::vector<AllocationUnit> units;
-  std::unordered_map<std::string, const api::ResourceClaimTemplate*> templates;
-  std::unordered_map<std::string, const api::ResourceClaim*> claims;
+  absl::flat_hash_map<Key, const api::ResourceClaimTemplate*> templates;
+  absl::flat_hash_map<Key, const api::ResourceClaim*> claims;
+  // A template is instantiated once per Pod that uses it; one that no Pod uses counts as one
+  // use by itself. A claim that Pods name is allocated with the first Pod that names it, not
+  // on its own.
+  absl::flat_hash_set<Key> used_by_pods, named_by_pods, allocated_with_a_pod;
+  claims.reserve(objects.size());
+  named_by_pods.reserve(objects.size());
+  allocated_with_a_pod.reserve(objects.size());
+  units.reserve(objects.size());
   for (const api::SourcedObject& o : objects) {
     if (const auto* t = std::get_if<api::ResourceClaimTemplate>(&o.object)) {
-      templates[t->metadata.namespace_name + "/" + t->metadata.name] = t;
+      templates[key_of(t->metadata)] = t;
     } else if (const auto* c = std::get_if<api::ResourceClaim>(&o.object)) {
-      claims[c->metadata.namespace_name + "/" + c->metadata.name] = c;
-    }
-  }
-  // A template is instantiated once per Pod that uses it; one that no Pod uses counts as one
-  // use by itself.
-  std::unordered_set<std::string> used_by_pods;
-  for (const api::SourcedObject& o : objects) {
-    if (const auto* p = std::get_if<api::Pod>(&o.object)) {
+      claims[key_of(c->metadata)] = c;
+    } else if (const auto* p = std::get_if<api::Pod>(&o.object)) {
       for (const api::PodResourceClaim& rc : p->spec.resource_claims) {
         if (rc.resource_claim_template_name) {
-          used_by_pods.insert(p->metadata.namespace_name + "/" + *rc.resource_claim_template_name);
+          used_by_pods.insert(Key(p->metadata.namespace_name, *rc.resource_claim_template_name));
         }
-      }
-    }
-  }
-  // A claim that Pods name is allocated with the first Pod that names it, not on its own.
-  std::unordered_set<std::string> named_by_pods, allocated_with_a_pod;
-  for (const api::SourcedObject& o : objects) {
-    if (const auto* p = std::get_if<api::Pod>(&o.object)) {
-      for (const api::PodResourceClaim& rc : p->spec.resource_claims) {
         if (rc.resource_claim_name) {
-          named_by_pods.insert(p->metadata.namespace_name + "/" + *rc.resource_claim_name);
+          named_by_pods.insert(Key(p->metadata.namespace_name, *rc.resource_claim_name));
         }
       }
     }
@@ -68,24 +68,24 @@ absl::StatusOr<std::vector<AllocationUnit>> AllocationUnits(
   std::unordered_map<std::string, int> uses;
   for (const api::SourcedObject& o : objects) {
     if (const auto* c = std::get_if<api::ResourceClaim>(&o.object)) {
-      std::string key = c->metadata.namespace_name + "/" + c->metadata.name;
-      if (named_by_pods.contains(key)) continue;
-      units.push_back({key, {*c}, {}, "", &o});
+      if (named_by_pods.contains(key_of(c->metadata))) continue;
+      units.push_back(
+          {util::Cat(c->metadata.namespace_name, "/", c->metadata.name), {*c}, {}, "", &o});
     } else if (const auto* t = std::get_if<api::ResourceClaimTemplate>(&o.object)) {
-      if (used_by_pods.contains(t->metadata.namespace_name + "/" + t->metadata.name)) continue;
+      if (used_by_pods.contains(key_of(t->metadata))) continue;
       std::string name = util::Cat(t->metadata.name, "-", ++uses[t->metadata.name]);
       units.push_back(
           {t->metadata.namespace_name + "/" + name, {FromTemplate(*t, name, "")}, {}, "", &o});
     } else if (const auto* p = std::get_if<api::Pod>(&o.object)) {
-      AllocationUnit u{"pod " + p->metadata.namespace_name + "/" + p->metadata.name,
+      AllocationUnit u{util::Cat("pod ", p->metadata.namespace_name, "/", p->metadata.name),
                        {},
                        {},
                        p->spec.node_name,
                        &o};
+      const std::string& ns = p->metadata.namespace_name;
       for (const api::PodResourceClaim& rc : p->spec.resource_claims) {
-        std::string ns = p->metadata.namespace_name;
         if (rc.resource_claim_name) {
-          auto it = claims.find(ns + "/" + *rc.resource_claim_name);
+          auto it = claims.find(Key(ns, *rc.resource_claim_name));
           if (it == claims.end()) {
             return absl::NotFoundError(util::Cat(o.file, ":", o.line, ": ", api::Label(o.object),
                                                  ": claim \"", *rc.resource_claim_name,
@@ -94,10 +94,10 @@ absl::StatusOr<std::vector<AllocationUnit>> AllocationUnits(
           if (allocated_with_a_pod.insert(it->first).second) {
             u.claims.push_back(*it->second);
           } else {
-            u.shared.push_back(it->first);
+            u.shared.push_back(util::Cat(ns, "/", *rc.resource_claim_name));
           }
         } else {
-          auto it = templates.find(ns + "/" + rc.resource_claim_template_name.value_or(""));
+          auto it = templates.find(Key(ns, rc.resource_claim_template_name.value_or("")));
           if (it == templates.end()) {
             return absl::NotFoundError(util::Cat(
                 o.file, ":", o.line, ": ", api::Label(o.object), ": ResourceClaimTemplate \"",
@@ -146,11 +146,23 @@ class InOrder {
     return absl::OkStatus();
   }
 
+  // Makes room for the units' claims' outcomes, and notes whether any unit shares a claim
+  // (only then does the run track where claims were placed).
+  void Expect(const std::vector<AllocationUnit>& units) {
+    size_t claims = 0;
+    for (const AllocationUnit& u : units) {
+      claims += u.claims.size();
+      track_placement_ = track_placement_ || !u.shared.empty();
+    }
+    out_.claims.reserve(claims);
+  }
+
   // Allocates one unit and records its claims' outcomes. Errors: internal ones only.
   absl::Status Allocate(AllocationUnit& u) {
-    std::vector<model::NodeId> unit_nodes = nodes_;
-    std::string shared_problem = SharedNodes(u, unit_nodes);
-    if (shared_problem.empty()) shared_problem = BoundNode(u, unit_nodes);
+    std::span<const model::NodeId> unit_nodes(nodes_);
+    model::NodeId narrowed = model::kNoId;  // the one node unit_nodes is narrowed to
+    std::string shared_problem = SharedNodes(u, unit_nodes, narrowed);
+    if (shared_problem.empty()) shared_problem = BoundNode(u, unit_nodes, narrowed);
     std::string problem;  // the last claim that does not compile, unless sharing failed
     std::vector<CompiledClaim> compiled;
     for (const api::ResourceClaim& c : u.claims) {
@@ -185,8 +197,16 @@ class InOrder {
   BatchResult& result() { return out_; }
 
  private:
-  // Narrows `unit_nodes` to where the claims the unit shares run; the problem, or "".
-  std::string SharedNodes(const AllocationUnit& u, std::vector<model::NodeId>& unit_nodes) {
+  // Whether `n` is among `unit_nodes` (all of the inventory's nodes, or a few).
+  bool Among(std::span<const model::NodeId> unit_nodes, model::NodeId n) const {
+    if (unit_nodes.data() == nodes_.data() && !one_node_) return true;
+    return std::find(unit_nodes.begin(), unit_nodes.end(), n) != unit_nodes.end();
+  }
+
+  // Narrows `unit_nodes` to where the claims the unit shares run (kept in `narrowed`); the
+  // problem, or "".
+  std::string SharedNodes(const AllocationUnit& u, std::span<const model::NodeId>& unit_nodes,
+                          model::NodeId& narrowed) {
     std::string problem;
     for (const std::string& key : u.shared) {
       const std::optional<std::string>& where = placed_[key];
@@ -195,32 +215,36 @@ class InOrder {
                             " with an earlier pod, and it could not be allocated");
       } else if (!where->empty()) {
         model::NodeId n = *inv_.FindNode(*where);
-        if (std::find(unit_nodes.begin(), unit_nodes.end(), n) == unit_nodes.end()) {
+        if (!Among(unit_nodes, n)) {
           problem =
               util::Cat(u.label, " shares ResourceClaim ", key, ", which is allocated on node ",
                         *where, ", a node this run does not consider");
         }
-        unit_nodes = {n};
+        narrowed = n;
+        unit_nodes = std::span<const model::NodeId>(&narrowed, 1);
       }
     }
     return problem;
   }
 
-  // Narrows `unit_nodes` to the node a Pod is bound to (spec.nodeName); the problem, or "".
-  std::string BoundNode(const AllocationUnit& u, std::vector<model::NodeId>& unit_nodes) const {
+  // Narrows `unit_nodes` to the node a Pod is bound to (spec.nodeName, kept in `narrowed`);
+  // the problem, or "".
+  std::string BoundNode(const AllocationUnit& u, std::span<const model::NodeId>& unit_nodes,
+                        model::NodeId& narrowed) const {
     if (u.node.empty()) return "";
     std::optional<model::NodeId> n = inv_.FindNode(u.node);
-    if (!n || std::find(unit_nodes.begin(), unit_nodes.end(), *n) == unit_nodes.end()) {
+    if (!n || !Among(unit_nodes, *n)) {
       return util::Cat(u.label, " is bound to node ", u.node, " (spec.nodeName), which ",
                        n ? "this run does not consider" : "is not among the objects");
     }
-    unit_nodes = {*n};
+    narrowed = *n;
+    unit_nodes = std::span<const model::NodeId>(&narrowed, 1);
     return "";
   }
 
   // The first node that fits, in order (kNoId: none), with the allocator's outcome there.
   model::NodeId Place(const std::vector<const CompiledClaim*>& ptrs, const AllocationUnit& u,
-                      const std::vector<model::NodeId>& unit_nodes, Outcome& outcome) {
+                      std::span<const model::NodeId> unit_nodes, Outcome& outcome) {
     if (!one_node_ && u.shared.empty() && u.node.empty()) {
       // Every node in order: the index skips nodes that cannot fit (the allocator would fail
       // on them), so the first node that fits is the one the plain scan finds.
@@ -240,7 +264,7 @@ class InOrder {
 
   // Why nothing fits: the explaining allocator's reasons on the first node.
   std::vector<std::string> WhyNot(const std::vector<const CompiledClaim*>& ptrs,
-                                  const std::vector<model::NodeId>& unit_nodes) {
+                                  std::span<const model::NodeId> unit_nodes) {
     std::vector<std::string> reasons;
     if (unit_nodes.size() > 1) {
       reasons.push_back(util::Cat("no node of ", unit_nodes.size(), " fits; on the first node:"));
@@ -271,19 +295,20 @@ class InOrder {
   void Record(AllocationUnit& u, model::NodeId chosen, Outcome& outcome,
               const std::vector<std::string>& reasons) {
     for (size_t i = 0; i < u.claims.size(); ++i) {
-      ClaimOutcome co;
-      co.claim = std::move(u.claims[i]);
+      ClaimOutcome& co = out_.claims.emplace_back(ClaimOutcome{std::move(u.claims[i])});
       co.allocated = chosen != model::kNoId;
-      std::string key = co.claim.metadata.namespace_name + "/" + co.claim.metadata.name;
+      std::optional<std::string> where;
       if (co.allocated) {
         co.node = inv_.nodes()[chosen].name;
-        placed_[std::move(key)] = outcome.results[i].node_selector ? co.node : "";
+        where = outcome.results[i].node_selector ? co.node : "";
         co.claim.status.allocation = std::move(outcome.results[i]);
       } else {
         co.reasons = reasons;
-        placed_[std::move(key)] = std::nullopt;
       }
-      out_.claims.push_back(std::move(co));
+      if (track_placement_) {
+        placed_[util::Cat(co.claim.metadata.namespace_name, "/", co.claim.metadata.name)] =
+            std::move(where);
+      }
     }
   }
 
@@ -294,10 +319,11 @@ class InOrder {
   std::unique_ptr<Allocator> explainer_;  // built on the first failure
   std::optional<NodeIndex> index_;        // built once the allocated claims are applied
   bool verify_, one_node_;
+  bool track_placement_ = false;  // some unit shares a claim: placed_ is kept
   std::vector<model::NodeId> nodes_;
   // Where each claim allocated so far runs: a node, "" when not node-local, absent when it
   // could not be allocated.
-  std::unordered_map<std::string, std::optional<std::string>> placed_;
+  absl::flat_hash_map<std::string, std::optional<std::string>> placed_;
   BatchResult out_;
 };
 
@@ -311,6 +337,7 @@ absl::StatusOr<BatchResult> AllocateInOrder(std::vector<api::SourcedObject> clus
   if (absl::Status s = run.Nodes(node); !s.ok()) return s;
   absl::StatusOr<std::vector<AllocationUnit>> units = AllocationUnits(work);
   if (!units.ok()) return units.status();
+  run.Expect(*units);
   for (AllocationUnit& u : *units) {
     if (absl::Status s = run.Allocate(u); !s.ok()) return s;
   }

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "absl/container/flat_hash_map.h"
+
 namespace gpuplane::alloc {
 
 using model::CounterSetId;
@@ -14,7 +16,7 @@ DefaultScorer::DefaultScorer(const model::Inventory& inventory,
   for (const std::string& attr : attributes_) {
     std::vector<int32_t>& ids = island_.emplace_back(n, -1);
     std::vector<std::vector<DeviceId>>& members = members_.emplace_back();
-    std::map<std::pair<model::NodeId, std::string>, int32_t> index;
+    absl::flat_hash_map<std::pair<model::NodeId, std::string>, int32_t> index;
     for (DeviceId d = 0; d < n; ++d) {
       const api::DeviceAttribute* a = inv_.Attribute(d, attr);
       if (a == nullptr) continue;

@@ -1,21 +1,31 @@
 #include "alloc/selector_memo.h"
 
+#include <algorithm>
+
 namespace gpuplane::alloc {
 
 SelectorMemo::Entry& SelectorMemo::EntryFor(const cel::Program& program) {
   const void* key = program.identity();
-  if (key == last_key_ && last_ != nullptr) return *last_;
+  for (size_t i = 0; i < kRecent; ++i) {
+    if (recent_[i].first == key) {
+      std::swap(recent_[i], recent_[0]);
+      return *recent_[0].second;
+    }
+  }
   auto it = entries_.find(key);
   if (it == entries_.end()) {
-    if (entries_.size() >= kMaxPrograms) entries_.clear();
+    if (entries_.size() >= kMaxPrograms) {
+      entries_.clear();
+      recent_.fill({nullptr, nullptr});
+    }
     Entry e{program,
             cel::DeviceReads(program),
             std::vector<Result>(inventory_.devices().size(), Result::kUnknown),
             {}};
     it = entries_.emplace(key, std::move(e)).first;
   }
-  last_key_ = key;
-  last_ = &it->second;
+  std::move_backward(recent_.begin(), recent_.end() - 1, recent_.end());
+  recent_[0] = {key, &it->second};
   return it->second;
 }
 

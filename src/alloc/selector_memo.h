@@ -20,6 +20,7 @@
 #ifndef GPUPLANE_ALLOC_SELECTOR_MEMO_H_
 #define GPUPLANE_ALLOC_SELECTOR_MEMO_H_
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -64,8 +65,10 @@ class SelectorMemo {
 
   const model::Inventory& inventory_;
   std::unordered_map<const void*, Entry> entries_;
-  const void* last_key_ = nullptr;  // the last entry looked up (claims repeat selectors)
-  Entry* last_ = nullptr;
+  // The entries looked up last, most recent first (claims repeat selectors, and a class
+  // selector alternates with a request's own).
+  static constexpr size_t kRecent = 4;
+  std::array<std::pair<const void*, Entry*>, kRecent> recent_{};
   std::vector<cel::Value> values_;  // per device, built on first use (`built_`)
   std::vector<uint8_t> built_;
   cel::DeviceValueCache value_cache_;  // equal names and values shared between devices

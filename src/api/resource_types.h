@@ -102,8 +102,9 @@ struct DeviceCounterConsumption {
 
 struct Device {
   std::string name;
-  std::map<std::string, DeviceAttribute> attributes;  // keys as written (domain optional)
-  std::map<std::string, DeviceCapacity> capacity;
+  // Keys as written (domain optional); std::less<> finds by string_view.
+  std::map<std::string, DeviceAttribute, std::less<>> attributes;
+  std::map<std::string, DeviceCapacity, std::less<>> capacity;
   std::vector<DeviceCounterConsumption> consumes_counters;
   std::optional<std::string> node_name;
   std::optional<NodeSelector> node_selector;

@@ -99,6 +99,8 @@ class ReadCollector {
           path[0] == "attributes" ? DeviceRead::Field::kAttribute : DeviceRead::Field::kCapacity;
       r.domain = path[1];
       r.name = path[2];
+      if (r.domain.find('/') == std::string::npos) r.qualified_key = r.domain + "/" + r.name;
+      if (r.name.find('/') == std::string::npos) r.driver_key = r.name;
     } else {
       return false;  // a whole map, or a field the environment does not have
     }
@@ -142,14 +144,16 @@ void AppendAttribute(const api::DeviceAttribute& a, std::string* key) {
 
 // Appends, with `append`, every entry of `entries` whose published key lands on the read's
 // (domain, name), in DeviceValue's order (a qualified and an unqualified spelling may both).
+// Found by key: the entries that can land there are its qualified spelling and, for the
+// driver's own domain, its unqualified one (Qualify splits at the first '/').
 template <typename Entries, typename Append>
 void AppendEntries(std::string_view driver, const Entries& entries, const DeviceRead& r,
                    Append append) {
-  for (const auto& [k, v] : entries) {
-    if (Qualify(driver, k) == std::pair<std::string_view, std::string_view>(r.domain, r.name)) {
-      append(v);
-    }
-  }
+  auto q = r.qualified_key.empty() ? entries.end() : entries.find(r.qualified_key);
+  auto u = r.driver_key.empty() || r.domain != driver ? entries.end() : entries.find(r.driver_key);
+  if (q != entries.end() && u != entries.end() && u->first < q->first) std::swap(q, u);
+  if (q != entries.end()) append(q->second);
+  if (u != entries.end()) append(u->second);
 }
 
 }  // namespace

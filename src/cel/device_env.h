@@ -51,7 +51,13 @@ struct DeviceRead {
   enum class Field : uint8_t { kDriver, kAllowMultiple, kAttribute, kCapacity };
   Field field = Field::kDriver;
   std::string domain, name;  // kAttribute and kCapacity
-  bool operator==(const DeviceRead&) const = default;
+  // The published keys that land on (domain, name), "" for none: "domain/name" (when domain
+  // has no '/'), and "name" (when it has none itself) for a device of driver `domain`.
+  // Derived from domain and name, so equality ignores them.
+  std::string qualified_key, driver_key;
+  bool operator==(const DeviceRead& o) const {
+    return field == o.field && domain == o.domain && name == o.name;
+  }
 };
 
 // Every part of `device` a compiled DRA selector can observe, when the program reads `device`

@@ -15,9 +15,15 @@ struct PoolKey {
   bool operator<(const PoolKey& o) const {
     return std::tie(driver, name) < std::tie(o.driver, o.name);
   }
+  bool operator==(const PoolKey&) const = default;
+  template <typename H>
+  friend H AbslHashValue(H h, const PoolKey& k) {
+    return H::combine(std::move(h), k.driver, k.name);
+  }
 };
 
-using Pools = std::map<PoolKey, std::vector<const api::ResourceSlice*>>;
+// Each pool's slices, the pools in key order.
+using Pools = std::vector<std::pair<PoolKey, std::vector<const api::ResourceSlice*>>>;
 
 // What the inventory does with the ResourceSlices it keeps.
 enum class Slices { kCopy, kTake };
@@ -34,7 +40,14 @@ class InventoryBuilder {
 
   Inventory Build() && {
     NodesAndClasses();
-    for (auto& [key, slices] : CurrentSlices()) AddPool(key, slices);
+    Pools pools = CurrentSlices();
+    size_t devices = 0;
+    for (const auto& [key, slices] : pools) {
+      for (const api::ResourceSlice* s : slices) devices += s->spec.devices.size();
+    }
+    inv_.devices_.reserve(devices);
+    inv_.device_index_.reserve(devices);
+    for (auto& [key, slices] : pools) AddPool(key, slices);
     CounterSetDevices();
     Reachability();
     return std::move(inv_);
@@ -69,13 +82,19 @@ class InventoryBuilder {
 
   // Slices of the current generation, grouped by pool in a stable order.
   Pools CurrentSlices() {
+    absl::flat_hash_map<PoolKey, size_t> index;  // into by_pool
     Pools by_pool;
     for (const api::SourcedObject& o : objects_) {
       const auto* s = std::get_if<api::ResourceSlice>(&o.object);
       if (s == nullptr || !o.valid) continue;
       PoolKey key{s->spec.driver, s->spec.pool.name};
-      if (s->spec.pool.generation == generation_[key]) by_pool[key].push_back(s);
+      if (s->spec.pool.generation != generation_[key]) continue;
+      auto [it, added] = index.try_emplace(key, by_pool.size());
+      if (added) by_pool.emplace_back(std::move(key), std::vector<const api::ResourceSlice*>());
+      by_pool[it->second].second.push_back(s);
     }
+    std::sort(by_pool.begin(), by_pool.end(),
+              [](const auto& a, const auto& b) { return a.first < b.first; });
     return by_pool;
   }
 
@@ -235,7 +254,7 @@ class InventoryBuilder {
   Slices slices_;
   std::vector<std::pair<PoolId, const api::ResourceSlice*>> incomplete_slices_;
   Inventory inv_;
-  std::map<PoolKey, int64_t> generation_;
+  absl::flat_hash_map<PoolKey, int64_t> generation_;
 };
 
 Inventory Inventory::Build(const std::vector<api::SourcedObject>& objects) {
@@ -261,7 +280,7 @@ const api::DeviceAttribute* Inventory::Attribute(DeviceId d, const std::string& 
   size_t slash = qualified.find('/');
   if (slash != std::string::npos &&
       qualified.compare(0, slash, pools_[devices_[d].pool].driver) == 0) {
-    it = dev.attributes.find(qualified.substr(slash + 1));
+    it = dev.attributes.find(std::string_view(qualified).substr(slash + 1));
     if (it != dev.attributes.end()) return &it->second;
   }
   return nullptr;
@@ -296,6 +315,7 @@ std::vector<std::string> Inventory::ClassNames() const {
   std::vector<std::string> names;
   names.reserve(classes_.size());
   for (const auto& [name, cls] : classes_) names.push_back(name);
+  std::sort(names.begin(), names.end());
   return names;
 }
 

@@ -20,6 +20,7 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "api/object.h"
 #include "api/quantity.h"
 
@@ -136,14 +137,14 @@ class Inventory {
 
   // Owned copies that DeviceInfo::spec points into (unique_ptr keeps addresses stable).
   std::vector<std::unique_ptr<api::ResourceSlice>> slices_;
-  std::map<std::string, api::DeviceClass, std::less<>> classes_;
+  absl::flat_hash_map<std::string, api::DeviceClass> classes_;
   std::vector<NodeInfo> nodes_;
   std::vector<PoolInfo> pools_;
   std::vector<DeviceInfo> devices_;
   std::vector<CounterSetInfo> counter_sets_;
   std::vector<std::vector<DeviceId>> counter_set_devices_;
-  std::map<std::string, NodeId, std::less<>> node_index_;
-  std::map<std::string, DeviceId, std::less<>> device_index_;  // "driver/pool/device"
+  absl::flat_hash_map<std::string, NodeId> node_index_;
+  absl::flat_hash_map<std::string, DeviceId> device_index_;  // "driver/pool/device"
   std::vector<std::string> capacity_names_;
   std::map<std::string, CapacityId, std::less<>> capacity_index_;
   uint32_t capacity_slots_ = 0;

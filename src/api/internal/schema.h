@@ -82,8 +82,8 @@ template <typename X>
 void DecodeValue(Decoder& d, const Doc& n, std::optional<X>& out, const Rule& r);
 template <typename X>
 void DecodeValue(Decoder& d, const Doc& n, std::vector<X>& out, const Rule& r);
-template <typename X>
-void DecodeValue(Decoder& d, const Doc& n, std::map<std::string, X>& out, const Rule& r);
+template <typename X, typename C>
+void DecodeValue(Decoder& d, const Doc& n, std::map<std::string, X, C>& out, const Rule& r);
 template <HasSchema T>
 void DecodeValue(Decoder& d, const Doc& n, T& out, const Rule& r);
 
@@ -114,8 +114,8 @@ void DecodeValue(Decoder& d, const Doc& n, std::vector<X>& out, const Rule& r) {
   }
 }
 
-template <typename X>
-void DecodeValue(Decoder& d, const Doc& n, std::map<std::string, X>& out, const Rule& r) {
+template <typename X, typename C>
+void DecodeValue(Decoder& d, const Doc& n, std::map<std::string, X, C>& out, const Rule& r) {
   if (n.is_null()) return;
   if (!n.is_map()) {
     d.Error(n.line(), "expected a map, got " + n.Describe());
@@ -229,8 +229,8 @@ template <typename X>
 Doc EncodeValue(const std::optional<X>& v);
 template <typename X>
 Doc EncodeValue(const std::vector<X>& v);
-template <typename X>
-Doc EncodeValue(const std::map<std::string, X>& v);
+template <typename X, typename C>
+Doc EncodeValue(const std::map<std::string, X, C>& v);
 template <HasSchema T>
 Doc EncodeValue(const T& v);
 
@@ -263,8 +263,8 @@ Doc EncodeValue(const std::vector<X>& v) {
   return d;
 }
 
-template <typename X>
-Doc EncodeValue(const std::map<std::string, X>& v) {
+template <typename X, typename C>
+Doc EncodeValue(const std::map<std::string, X, C>& v) {
   Doc d = Doc::Map();
   for (const auto& [k, x] : v) d.Add(k, EncodeValue(x));
   return d;
