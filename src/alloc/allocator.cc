@@ -614,8 +614,15 @@ class Search {
       util::Append(key, name, "=");
       key.append(reinterpret_cast<const char*>(&nano), sizeof nano);
     }
-    for (const std::string& attr : scorer_.attributes()) {
-      const api::DeviceAttribute* v = inv_.Attribute(d, attr);
+    const std::vector<std::string>& attrs = scorer_.attributes();
+    for (size_t k = 0; k < attrs.size(); ++k) {
+      if (const std::vector<int32_t>* ids = scorer_.ValueIds(k)) {
+        const int32_t id = (*ids)[d];
+        key.push_back('#');
+        key.append(reinterpret_cast<const char*>(&id), sizeof id);
+        continue;
+      }
+      const api::DeviceAttribute* v = inv_.Attribute(d, attrs[k]);
       util::Append(key, "|", v == nullptr ? "-" : model::AttributeKey(*v));
     }
     auto [it, added] =
@@ -652,7 +659,7 @@ class Search {
         const Alternative& alt = claims_[c]->requests[ch.request].alternatives[ch.alternative];
         const model::DeviceInfo& info = inv_.devices()[ch.device];
         const model::PoolInfo& pool = inv_.pools()[info.pool];
-        api::DeviceRequestAllocationResult res;
+        api::DeviceRequestAllocationResult& res = r.devices.results.emplace_back();
         res.request = alt.result_name;
         res.driver = pool.driver;
         res.pool = pool.name;
@@ -670,7 +677,6 @@ class Search {
           }
         }
         node_local = node_local || info.node != model::kNoId;
-        r.devices.results.push_back(std::move(res));
         auto it = std::find_if(classes.begin(), classes.end(),
                                [&](const auto& p) { return *p.first == alt.class_name; });
         if (it == classes.end()) {

@@ -40,35 +40,45 @@ absl::StatusOr<std::vector<AllocationUnit>> AllocationUnits(
   auto key_of = [](const api::ObjectMeta& m) { return Key(m.namespace_name, m.name); };
   std::vector<AllocationUnit> units;
   absl::flat_hash_map<Key, const api::ResourceClaimTemplate*> templates;
-  absl::flat_hash_map<Key, const api::ResourceClaim*> claims;
-  // A template is instantiated once per Pod that uses it; one that no Pod uses counts as one
-  // use by itself. A claim that Pods name is allocated with the first Pod that names it, not
-  // on its own.
-  absl::flat_hash_set<Key> used_by_pods, named_by_pods, allocated_with_a_pod;
+  absl::flat_hash_map<Key, size_t> claims;  // the index in `objects` (the last of a name)
   claims.reserve(objects.size());
-  named_by_pods.reserve(objects.size());
-  allocated_with_a_pod.reserve(objects.size());
-  units.reserve(objects.size());
-  for (const api::SourcedObject& o : objects) {
+  bool repeated = false;  // some claim name appears twice
+  for (size_t i = 0; i < objects.size(); ++i) {
+    const api::SourcedObject& o = objects[i];
     if (const auto* t = std::get_if<api::ResourceClaimTemplate>(&o.object)) {
       templates[key_of(t->metadata)] = t;
     } else if (const auto* c = std::get_if<api::ResourceClaim>(&o.object)) {
-      claims[key_of(c->metadata)] = c;
-    } else if (const auto* p = std::get_if<api::Pod>(&o.object)) {
-      for (const api::PodResourceClaim& rc : p->spec.resource_claims) {
-        if (rc.resource_claim_template_name) {
-          used_by_pods.insert(Key(p->metadata.namespace_name, *rc.resource_claim_template_name));
-        }
-        if (rc.resource_claim_name) {
-          named_by_pods.insert(Key(p->metadata.namespace_name, *rc.resource_claim_name));
-        }
+      auto [it, added] = claims.try_emplace(key_of(c->metadata), i);
+      if (!added) {
+        it->second = i;
+        repeated = true;
       }
     }
   }
-  std::unordered_map<std::string, int> uses;
+  // A template is instantiated once per Pod that uses it; one that no Pod uses counts as one
+  // use by itself. A claim that Pods name is allocated with the first Pod that names it, not
+  // on its own (per object: named by a Pod, allocated with one).
+  absl::flat_hash_set<Key> used_by_pods;
+  std::vector<bool> named(objects.size()), allocated(objects.size());
   for (const api::SourcedObject& o : objects) {
+    const auto* p = std::get_if<api::Pod>(&o.object);
+    if (p == nullptr) continue;
+    for (const api::PodResourceClaim& rc : p->spec.resource_claims) {
+      if (rc.resource_claim_template_name) {
+        used_by_pods.insert(Key(p->metadata.namespace_name, *rc.resource_claim_template_name));
+      }
+      if (rc.resource_claim_name) {
+        auto it = claims.find(Key(p->metadata.namespace_name, *rc.resource_claim_name));
+        if (it != claims.end()) named[it->second] = true;
+      }
+    }
+  }
+  units.reserve(objects.size());
+  std::unordered_map<std::string, int> uses;
+  for (size_t i = 0; i < objects.size(); ++i) {
+    const api::SourcedObject& o = objects[i];
     if (const auto* c = std::get_if<api::ResourceClaim>(&o.object)) {
-      if (named_by_pods.contains(key_of(c->metadata))) continue;
+      if (named[repeated ? claims.find(key_of(c->metadata))->second : i]) continue;
       units.push_back(
           {util::Cat(c->metadata.namespace_name, "/", c->metadata.name), {*c}, {}, "", &o});
     } else if (const auto* t = std::get_if<api::ResourceClaimTemplate>(&o.object)) {
@@ -91,8 +101,9 @@ absl::StatusOr<std::vector<AllocationUnit>> AllocationUnits(
                                                  ": claim \"", *rc.resource_claim_name,
                                                  "\" is not in the claims file"));
           }
-          if (allocated_with_a_pod.insert(it->first).second) {
-            u.claims.push_back(*it->second);
+          if (!allocated[it->second]) {
+            allocated[it->second] = true;
+            u.claims.push_back(std::get<api::ResourceClaim>(objects[it->second].object));
           } else {
             u.shared.push_back(util::Cat(ns, "/", *rc.resource_claim_name));
           }
@@ -165,9 +176,10 @@ class InOrder {
     if (shared_problem.empty()) shared_problem = BoundNode(u, unit_nodes, narrowed);
     std::string problem;  // the last claim that does not compile, unless sharing failed
     std::vector<CompiledClaim> compiled;
+    bool last_compiled = false;  // whether the unit's last claim compiled
     for (const api::ResourceClaim& c : u.claims) {
-      absl::StatusOr<CompiledClaim> cc =
-          CompileClaim(c.metadata.namespace_name, c.metadata.name, c.spec, inv_, cache_);
+      absl::StatusOr<CompiledClaim> cc = Compile(c);
+      last_compiled = cc.ok();
       if (!cc.ok()) {
         problem = std::string(cc.status().message());
       } else {
@@ -191,6 +203,12 @@ class InOrder {
       if (absl::Status s = Commit(u, ptrs, chosen, outcome); !s.ok()) return s;
     }
     Record(u, chosen, outcome, reasons);
+    if (last_compiled) {
+      previous_ = std::move(compiled.back());
+      previous_outcome_ = out_.claims.size() - 1;
+    } else {
+      previous_.reset();
+    }
     return absl::OkStatus();
   }
 
@@ -201,6 +219,19 @@ class InOrder {
   bool Among(std::span<const model::NodeId> unit_nodes, model::NodeId n) const {
     if (unit_nodes.data() == nodes_.data() && !one_node_) return true;
     return std::find(unit_nodes.begin(), unit_nodes.end(), n) != unit_nodes.end();
+  }
+
+  // The claim compiled. A claim whose spec equals the previous unit's last claim's (claims
+  // of one template, or written alike, come in runs) takes a copy of its compiled form: only
+  // the names differ, and the spec, the classes and the capacities decide the rest.
+  absl::StatusOr<CompiledClaim> Compile(const api::ResourceClaim& c) {
+    if (previous_ && out_.claims[previous_outcome_].claim.spec == c.spec) {
+      CompiledClaim cc = *previous_;
+      cc.ns = c.metadata.namespace_name;
+      cc.name = c.metadata.name;
+      return cc;
+    }
+    return CompileClaim(c.metadata.namespace_name, c.metadata.name, c.spec, inv_, cache_);
   }
 
   // Narrows `unit_nodes` to where the claims the unit shares run (kept in `narrowed`); the
@@ -295,7 +326,8 @@ class InOrder {
   void Record(AllocationUnit& u, model::NodeId chosen, Outcome& outcome,
               const std::vector<std::string>& reasons) {
     for (size_t i = 0; i < u.claims.size(); ++i) {
-      ClaimOutcome& co = out_.claims.emplace_back(ClaimOutcome{std::move(u.claims[i])});
+      ClaimOutcome& co = out_.claims.emplace_back();
+      co.claim = std::move(u.claims[i]);
       co.allocated = chosen != model::kNoId;
       std::optional<std::string> where;
       if (co.allocated) {
@@ -320,6 +352,9 @@ class InOrder {
   std::optional<NodeIndex> index_;        // built once the allocated claims are applied
   bool verify_, one_node_;
   bool track_placement_ = false;  // some unit shares a claim: placed_ is kept
+  // The previous unit's last claim compiled, and its outcome in out_.claims (for Compile).
+  std::optional<CompiledClaim> previous_;
+  size_t previous_outcome_ = 0;
   std::vector<model::NodeId> nodes_;
   // Where each claim allocated so far runs: a node, "" when not node-local, absent when it
   // could not be allocated.

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/inlined_vector.h"
 
 namespace gpuplane::alloc {
 
@@ -15,12 +16,17 @@ DefaultScorer::DefaultScorer(const model::Inventory& inventory,
   const size_t n = inv_.devices().size();
   for (const std::string& attr : attributes_) {
     std::vector<int32_t>& ids = island_.emplace_back(n, -1);
+    std::vector<int32_t>& value_ids = values_.emplace_back(n, -1);
     std::vector<std::vector<DeviceId>>& members = members_.emplace_back();
-    absl::flat_hash_map<std::pair<model::NodeId, std::string>, int32_t> index;
+    absl::flat_hash_map<std::string, int32_t> values;
+    absl::flat_hash_map<std::pair<model::NodeId, int32_t>, int32_t> index;
     for (DeviceId d = 0; d < n; ++d) {
       const api::DeviceAttribute* a = inv_.Attribute(d, attr);
       if (a == nullptr) continue;
-      auto [it, fresh] = index.try_emplace({inv_.devices()[d].node, model::AttributeKey(*a)},
+      value_ids[d] =
+          values.try_emplace(model::AttributeKey(*a), static_cast<int32_t>(values.size()))
+              .first->second;
+      auto [it, fresh] = index.try_emplace({inv_.devices()[d].node, value_ids[d]},
                                            static_cast<int32_t>(members.size()));
       if (fresh) members.emplace_back();
       ids[d] = it->second;
@@ -71,7 +77,7 @@ void DefaultScorer::Score(const model::AllocationState& state, const std::vector
   out.clear();
   // 1. Islands spanned by the pod's exclusively used devices.
   for (const std::vector<int32_t>& ids : island_) {
-    std::vector<int32_t> seen;
+    absl::InlinedVector<int32_t, 8> seen;
     for (const Choice& ch : choices) {
       int32_t id = ids[ch.device];
       if (id < 0 || ch.admin_access || Shareable(ch.device)) continue;
@@ -80,7 +86,7 @@ void DefaultScorer::Score(const model::AllocationState& state, const std::vector
     out.push_back(seen.empty() ? 0 : static_cast<int64_t>(seen.size()) - 1);
   }
   // 2. What partitionable placements cost the counter sets they touch.
-  std::vector<CounterSetId> touched;
+  absl::InlinedVector<CounterSetId, 8> touched;
   for (const Choice& ch : choices) {
     if (ch.admin_access) continue;
     for (const model::CounterUse& use : inv_.devices()[ch.device].consumes) {
@@ -124,7 +130,7 @@ void DefaultScorer::Score(const model::AllocationState& state, const std::vector
   // 4. Best fit: free devices left in the islands of the chosen devices.
   for (size_t k = 0; k < island_.size(); ++k) {
     int64_t free_left = 0;
-    std::vector<int32_t> seen;
+    absl::InlinedVector<int32_t, 8> seen;
     for (const Choice& ch : choices) {
       int32_t id = island_[k][ch.device];
       if (id < 0 || ch.admin_access || !inv_.devices()[ch.device].consumes.empty() ||

@@ -50,6 +50,10 @@ class Scorer {
   // already chosen devices (a scheduler policy) uses this with max_solutions = 1.
   virtual bool ranks() const { return false; }
   virtual int64_t Rank(model::DeviceId /*device*/) const { return 0; }
+  // Optionally, attribute k's values interned per device ([device] -> an id equal for equal
+  // model::AttributeKey values, -1 when absent), so the allocator need not look them up;
+  // null (the default) when the scorer does not keep them.
+  virtual const std::vector<int32_t>* ValueIds(size_t /*k*/) const { return nullptr; }
 };
 
 // Prefers the given devices, in the given order, and scores nothing else: with
@@ -88,6 +92,7 @@ class DefaultScorer : public Scorer {
   const std::vector<std::string>& attributes() const override { return attributes_; }
   void Score(const model::AllocationState& state, const std::vector<Choice>& choices,
              std::vector<int64_t>& out) const override;
+  const std::vector<int32_t>* ValueIds(size_t k) const override { return &values_[k]; }
 
  private:
   bool Shareable(model::DeviceId d) const {
@@ -101,6 +106,7 @@ class DefaultScorer : public Scorer {
   const model::Inventory& inv_;
   std::vector<std::string> attributes_;
   std::vector<std::vector<int32_t>> island_;  // [attribute][device] -> island id or -1
+  std::vector<std::vector<int32_t>> values_;  // [attribute][device] -> value id or -1
   // [attribute][island] -> devices without counters in it (the ones packing counts)
   std::vector<std::vector<std::vector<model::DeviceId>>> members_;
   std::vector<int64_t> size_;  // per device: share of its counter set it consumes, in ppm

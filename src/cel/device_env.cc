@@ -111,8 +111,8 @@ class ReadCollector {
 
 // Appends `s` so that no two different sequences of appended strings concatenate alike.
 void AppendSized(std::string_view s, std::string* key) {
-  key->append(std::to_string(s.size()));
-  key->push_back(':');
+  const auto size = static_cast<uint32_t>(s.size());
+  key->append(reinterpret_cast<const char*>(&size), sizeof size);
   key->append(s);
 }
 
