@@ -151,9 +151,9 @@ class Search {
       const SelectorMemo::Result r = memo_.Evaluate(s.program, d);
       if (r == SelectorMemo::Result::kError && !fatal_) {
         const model::PoolInfo& p = inv_.pools()[info.pool];
-        fatal_ =
-            util::Cat("CEL runtime error in selector \"", s.expression, "\" on device ", p.driver,
-                      "/", p.name, "/", info.spec->name, ": ", memo_.ErrorText(s.program, d));
+        fatal_ = util::Cat("CEL runtime error in selector \"", s.program.source(), "\" on device ",
+                           p.driver, "/", p.name, "/", info.spec->name, ": ",
+                           memo_.ErrorText(s.program, d));
       }
       if (r != SelectorMemo::Result::kMatch) {
         return s.from_class ? Reject::kClassSelector : Reject::kRequestSelector;
@@ -237,7 +237,8 @@ class Search {
   // this search by any request, adminAccess included (Kubernetes' rule).
   bool InUse(DeviceId d) const {
     if (Shareable(d)) return false;
-    return state_.in_use(d) || std::find(exclusive_.begin(), exclusive_.end(), d) != exclusive_.end() ||
+    return state_.in_use(d) ||
+           std::find(exclusive_.begin(), exclusive_.end(), d) != exclusive_.end() ||
            std::find(admin_.begin(), admin_.end(), d) != admin_.end();
   }
 
@@ -589,7 +590,8 @@ class Search {
     for (size_t i = 0; i < keyed.size();) {
       size_t j = i + 1;
       while (j < keyed.size() && keyed[j].first == keyed[i].first &&
-             std::equal(row(keyed[i].second), row(keyed[i].second) + static_cast<std::ptrdiff_t>(width),
+             std::equal(row(keyed[i].second),
+                        row(keyed[i].second) + static_cast<std::ptrdiff_t>(width),
                         row(keyed[j].second))) {
         ++j;
       }

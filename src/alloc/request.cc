@@ -93,7 +93,7 @@ absl::StatusOr<Alternative> CompileAlternative(const Where& where, std::string r
             in_class ? util::Cat("DeviceClass ", cls->metadata.name, " spec") : where.Field(),
             ".selectors[", i, "].cel.expression: ", std::string(p.status().message())));
       }
-      alt.selectors.push_back(Selector{expr, *p, in_class});
+      alt.selectors.push_back(Selector{*p, in_class});
     }
     return absl::OkStatus();
   };
@@ -106,7 +106,9 @@ absl::StatusOr<Alternative> CompileAlternative(const Where& where, std::string r
   alt.admin_access = r.admin_access.value_or(false);
   alt.tolerations = r.tolerations;
   alt.filter_key = util::Cat(alt.admin_access ? "A" : "-", alt.class_name);
-  for (const Selector& sel : alt.selectors) util::Append(alt.filter_key, "\x1f", sel.expression);
+  for (const Selector& sel : alt.selectors) {
+    util::Append(alt.filter_key, "\x1f", sel.program.source());
+  }
   for (const api::Toleration& t : alt.tolerations) {
     util::Append(alt.filter_key, "\x1e", t.key, "\x1d", t.op, "\x1d", t.value, "\x1d", t.effect);
   }

@@ -21,9 +21,8 @@
 namespace gpuplane::alloc {
 
 struct Selector {
-  std::string expression;
-  cel::Program program;
-  bool from_class;  // a DeviceClass selector (else the request's own)
+  cel::Program program;  // its source() is the expression
+  bool from_class;       // a DeviceClass selector (else the request's own)
 };
 
 // One consumable-capacity request, resolved to the published capacities its name denotes: a
