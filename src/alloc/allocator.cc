@@ -6,6 +6,7 @@
 #include <span>
 #include <unordered_map>
 
+#include "absl/container/inlined_vector.h"
 #include "util/strings.h"
 
 namespace gpuplane::alloc {
@@ -109,8 +110,10 @@ class Search {
     std::optional<std::vector<DeviceId>>& known = candidates_[slots_[slot].first_alternative + alt];
     if (known) return *known;
     std::vector<DeviceId>& out = known.emplace();
+    const Alternative& a = Alt(slots_[slot], alt);
+    Entries entries = EntriesOf(a);
     for (DeviceId d : inv_.nodes()[node_].devices) {
-      if (Classify(Alt(slots_[slot], alt), d) == Reject::kNone && !fatal_) out.push_back(d);
+      if (Classify(a, entries, d) == Reject::kNone && !fatal_) out.push_back(d);
     }
     if (scorer_.ranks()) {
       std::stable_sort(out.begin(), out.end(),
@@ -129,8 +132,9 @@ class Search {
     if (it == all_sets_.end()) {
       const Alternative& alt = Alt(slots_[slot], a);
       std::optional<std::vector<DeviceId>> set(std::in_place);
+      Entries entries = EntriesOf(alt);
       for (DeviceId d : inv_.nodes()[node_].devices) {
-        const Reject r = Classify(alt, d);
+        const Reject r = Classify(alt, entries, d);
         if (fatal_) break;
         if ((r != Reject::kNone && r != Reject::kTainted) || !CapacityFit(alt, d, Beside::kState))
           continue;
@@ -145,10 +149,25 @@ class Search {
     return it->second ? &*it->second : nullptr;
   }
 
-  Reject Classify(const Alternative& alt, DeviceId d) {
+  // The memo entries of an alternative's selectors, in order (looked up again if the memo
+  // started over meanwhile), for classifying many devices.
+  using Entries = absl::InlinedVector<SelectorMemo::Entry*, 4>;
+  Entries EntriesOf(const Alternative& alt) {
+    Entries out;
+    uint64_t generation = 0;
+    do {
+      generation = memo_.generation();
+      out.clear();
+      for (const Selector& s : alt.selectors) out.push_back(&memo_.EntryFor(s.program));
+    } while (memo_.generation() != generation);
+    return out;
+  }
+
+  Reject Classify(const Alternative& alt, const Entries& entries, DeviceId d) {
     const model::DeviceInfo& info = inv_.devices()[d];
-    for (const Selector& s : alt.selectors) {
-      const SelectorMemo::Result r = memo_.Evaluate(s.program, d);
+    for (size_t i = 0; i < alt.selectors.size(); ++i) {
+      const Selector& s = alt.selectors[i];
+      const SelectorMemo::Result r = memo_.Evaluate(*entries[i], d);
       if (r == SelectorMemo::Result::kError && !fatal_) {
         const model::PoolInfo& p = inv_.pools()[info.pool];
         fatal_ = util::Cat("CEL runtime error in selector \"", s.program.source(), "\" on device ",
@@ -754,8 +773,9 @@ class Search {
   };
   Tally Count(const Alternative& alt) {
     Tally t;
+    Entries entries = EntriesOf(alt);
     for (DeviceId d : inv_.nodes()[node_].devices) {
-      switch (Classify(alt, d)) {
+      switch (Classify(alt, entries, d)) {
         case Reject::kClassSelector:
           ++t.cls;
           continue;

@@ -17,6 +17,7 @@ SelectorMemo::Entry& SelectorMemo::EntryFor(const cel::Program& program) {
     if (entries_.size() >= kMaxPrograms) {
       entries_.clear();
       recent_.fill({nullptr, nullptr});
+      ++generation_;
     }
     Entry e{program,
             cel::DeviceReads(program),
@@ -51,19 +52,22 @@ SelectorMemo::Result SelectorMemo::Run(const cel::Program& program, model::Devic
 }
 
 SelectorMemo::Result SelectorMemo::Evaluate(const cel::Program& program, model::DeviceId device) {
-  Entry& e = EntryFor(program);
+  return Evaluate(EntryFor(program), device);
+}
+
+SelectorMemo::Result SelectorMemo::Evaluate(Entry& e, model::DeviceId device) {
   Result& r = e.results[device];
   if (r != Result::kUnknown) {
     ++hits_;
     return r;
   }
-  if (!e.reads) return r = Run(program, device);
+  if (!e.reads) return r = Run(e.program, device);
   const model::DeviceInfo& info = inventory_.devices()[device];
   key_.clear();
   cel::AppendDeviceReadKey(inventory_.pools()[info.pool].driver, *info.spec, *e.reads, &key_);
   auto [it, inserted] = e.by_key.try_emplace(key_, Result::kUnknown);
   if (inserted) {
-    it->second = Run(program, device);
+    it->second = Run(e.program, device);
   } else {
     ++shared_;
   }

@@ -43,6 +43,14 @@ class SelectorMemo {
   // The selector's result on `device`: kMatch, kNoMatch, or kError (an error value, or a
   // value that is not a bool). Evaluates the first time only.
   Result Evaluate(const cel::Program& program, model::DeviceId device);
+
+  // The same through a program's entry, looked up once for many devices. An entry stays valid
+  // until the memo starts over (past kMaxPrograms, when it adds a program): generation() then
+  // changes.
+  struct Entry;
+  Entry& EntryFor(const cel::Program& program);
+  Result Evaluate(Entry& entry, model::DeviceId device);
+  uint64_t generation() const { return generation_; }
   // Why the selector fails on `device` (the error value's text, or that it returned no bool).
   std::string ErrorText(const cel::Program& program, model::DeviceId device) const;
 
@@ -52,14 +60,14 @@ class SelectorMemo {
   int64_t hits() const { return hits_; }
   int64_t shared() const { return shared_; }
 
- private:
   struct Entry {
     cel::Program program;                               // pins the identity
     std::optional<std::vector<cel::DeviceRead>> reads;  // nullopt: every device evaluated
     std::vector<Result> results;
     std::unordered_map<std::string, Result> by_key;  // with reads: result per device read key
   };
-  Entry& EntryFor(const cel::Program& program);
+
+ private:
   Result Run(const cel::Program& program, model::DeviceId device);
   const cel::Value& DeviceValue(model::DeviceId device);
 
@@ -69,6 +77,7 @@ class SelectorMemo {
   // selector alternates with a request's own).
   static constexpr size_t kRecent = 4;
   std::array<std::pair<const void*, Entry*>, kRecent> recent_{};
+  uint64_t generation_ = 0;         // how many times the memo started over
   std::vector<cel::Value> values_;  // per device, built on first use (`built_`)
   std::vector<uint8_t> built_;
   cel::DeviceValueCache value_cache_;  // equal names and values shared between devices
