@@ -51,7 +51,7 @@ bool NodeIndex::DeviceFree(model::DeviceId d) const {
 }
 
 int NodeIndex::Intern(const Alternative& alt) {
-  auto it = by_key_.find(alt.filter_key);
+  auto it = by_key_.find(*alt.filter_key);
   if (it != by_key_.end()) return it->second;
   Signature s;
   s.admin = alt.admin_access;
@@ -75,7 +75,7 @@ int NodeIndex::Intern(const Alternative& alt) {
   BuildTree(s);
   int id = static_cast<int>(sigs_.size());
   sigs_.push_back(std::move(s));
-  by_key_.emplace(alt.filter_key, id);
+  by_key_.emplace(*alt.filter_key, id);
   return id;
 }
 

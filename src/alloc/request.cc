@@ -105,13 +105,14 @@ absl::StatusOr<Alternative> CompileAlternative(const Where& where, std::string r
   alt.count = r.count.value_or(0) > 0 ? *r.count : 1;  // 0 is unset, as in Kubernetes
   alt.admin_access = r.admin_access.value_or(false);
   alt.tolerations = r.tolerations;
-  alt.filter_key = util::Cat(alt.admin_access ? "A" : "-", alt.class_name);
+  std::string filter_key = util::Cat(alt.admin_access ? "A" : "-", alt.class_name);
   for (const Selector& sel : alt.selectors) {
-    util::Append(alt.filter_key, "\x1f", sel.program.source());
+    util::Append(filter_key, "\x1f", sel.program.source());
   }
   for (const api::Toleration& t : alt.tolerations) {
-    util::Append(alt.filter_key, "\x1e", t.key, "\x1d", t.op, "\x1d", t.value, "\x1d", t.effect);
+    util::Append(filter_key, "\x1e", t.key, "\x1d", t.op, "\x1d", t.value, "\x1d", t.effect);
   }
+  alt.filter_key = std::make_shared<const std::string>(std::move(filter_key));
   if (r.capacity) alt.capacity = r.capacity->requests;
   alt.capacity_ids = ResolveCapacity(alt.capacity, inventory);
   return alt;

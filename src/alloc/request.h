@@ -44,8 +44,8 @@ struct Alternative {
   std::vector<CapacityRequest> capacity_ids;      // the same, in the same order
   // What decides which devices pass the static filters (class, selectors, tolerations, admin
   // access), as one string: alternatives with equal keys filter alike (the node index
-  // interns them by it).
-  std::string filter_key;
+  // interns them by it). Shared: copies of a compiled claim share it.
+  std::shared_ptr<const std::string> filter_key;
 };
 
 struct CompiledRequest {

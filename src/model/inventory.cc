@@ -143,7 +143,14 @@ class InventoryBuilder {
     if (!CounterUses(key, d, sets, info.consumes)) return;
     const std::optional<std::string>& node_name =
         owned.spec.node_name ? owned.spec.node_name : d.node_name;
-    if (node_name) info.node = AddNode(*node_name);
+    if (node_name) {
+      // A slice's devices name its node: looked up once per run of equal names.
+      if (last_node_name_ == nullptr || *last_node_name_ != *node_name) {
+        last_node_ = AddNode(*node_name);
+        last_node_name_ = &*node_name;
+      }
+      info.node = last_node_;
+    }
     Capacities(d, info);
     DeviceId id = static_cast<DeviceId>(inv_.devices_.size());
     inv_.device_index_.emplace(util::Cat(key.driver, "/", key.name, "/", d.name), id);
@@ -255,6 +262,8 @@ class InventoryBuilder {
   std::vector<std::pair<PoolId, const api::ResourceSlice*>> incomplete_slices_;
   Inventory inv_;
   absl::flat_hash_map<PoolKey, int64_t> generation_;
+  const std::string* last_node_name_ = nullptr;  // the node AddDevice looked up last
+  NodeId last_node_ = kNoId;
 };
 
 Inventory Inventory::Build(const std::vector<api::SourcedObject>& objects) {
