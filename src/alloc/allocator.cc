@@ -591,8 +591,14 @@ class Search {
                       .first->second;
       }
     }
-    // Equal rows, one class: rows are grouped by a hash, and a hash's devices by equal rows
-    // (a collision only splits a class, which prunes less but never wrongly).
+    GroupRows(rows, width, eligible);
+  }
+
+  // Equal rows, one class (class_, parallel to the node's devices; -1 for a row no other
+  // device has): rows are grouped by a hash, and a hash's devices by equal rows (a collision
+  // only splits a class, which prunes less but never wrongly).
+  void GroupRows(const std::vector<int32_t>& rows, size_t width,
+                 const std::vector<size_t>& eligible) {
     auto row = [&](size_t pos) { return rows.begin() + static_cast<std::ptrdiff_t>(pos * width); };
     std::vector<std::pair<uint64_t, size_t>> keyed;
     keyed.reserve(eligible.size());
@@ -604,7 +610,7 @@ class Search {
       keyed.emplace_back(h, pos);
     }
     std::sort(keyed.begin(), keyed.end());
-    class_.assign(devs.size(), -1);
+    class_.assign(inv_.nodes()[node_].devices.size(), -1);
     int32_t next = 0;
     for (size_t i = 0; i < keyed.size();) {
       size_t j = i + 1;

@@ -31,58 +31,73 @@ api::ResourceClaim FromTemplate(const api::ResourceClaimTemplate& t, const std::
   return c;
 }
 
+// Keys are (namespace, name) views into the objects, which outlive the indexes unchanged.
+using Key = std::pair<std::string_view, std::string_view>;
+Key KeyOf(const api::ObjectMeta& m) { return Key(m.namespace_name, m.name); }
+
+// What AllocationUnits looks up: templates and claims by name, and which templates and
+// claims Pods use. A template is instantiated once per Pod that uses it; one that no Pod uses
+// counts as one use by itself. A claim that Pods name is allocated with the first Pod that
+// names it, not on its own.
+struct UnitIndex {
+  absl::flat_hash_map<Key, const api::ResourceClaimTemplate*> templates;
+  absl::flat_hash_map<Key, size_t> claims;  // the index in the objects (the last of a name)
+  bool repeated = false;                    // some claim name appears twice
+  absl::flat_hash_set<Key> used_by_pods;    // templates
+  std::vector<bool> named;                  // per object: a claim some Pod names
+
+  explicit UnitIndex(const std::vector<api::SourcedObject>& objects) : named(objects.size()) {
+    claims.reserve(objects.size());
+    for (size_t i = 0; i < objects.size(); ++i) {
+      const api::SourcedObject& o = objects[i];
+      if (const auto* t = std::get_if<api::ResourceClaimTemplate>(&o.object)) {
+        templates[KeyOf(t->metadata)] = t;
+      } else if (const auto* c = std::get_if<api::ResourceClaim>(&o.object)) {
+        auto [it, added] = claims.try_emplace(KeyOf(c->metadata), i);
+        if (!added) {
+          it->second = i;
+          repeated = true;
+        }
+      }
+    }
+    for (const api::SourcedObject& o : objects) {
+      const auto* p = std::get_if<api::Pod>(&o.object);
+      if (p == nullptr) continue;
+      for (const api::PodResourceClaim& rc : p->spec.resource_claims) {
+        if (rc.resource_claim_template_name) {
+          used_by_pods.insert(Key(p->metadata.namespace_name, *rc.resource_claim_template_name));
+        }
+        if (rc.resource_claim_name) {
+          auto it = claims.find(Key(p->metadata.namespace_name, *rc.resource_claim_name));
+          if (it != claims.end()) named[it->second] = true;
+        }
+      }
+    }
+  }
+
+  // Whether the claim at objects[i] is named by a Pod (by its name, when names repeat).
+  bool Named(size_t i, const api::ResourceClaim& c) const {
+    return named[repeated ? claims.find(KeyOf(c.metadata))->second : i];
+  }
+};
+
 }  // namespace
 
 absl::StatusOr<std::vector<AllocationUnit>> AllocationUnits(
     const std::vector<api::SourcedObject>& objects) {
-  // Keys are (namespace, name) views into `objects`, which outlive this function unchanged.
-  using Key = std::pair<std::string_view, std::string_view>;
-  auto key_of = [](const api::ObjectMeta& m) { return Key(m.namespace_name, m.name); };
+  const UnitIndex index(objects);
   std::vector<AllocationUnit> units;
-  absl::flat_hash_map<Key, const api::ResourceClaimTemplate*> templates;
-  absl::flat_hash_map<Key, size_t> claims;  // the index in `objects` (the last of a name)
-  claims.reserve(objects.size());
-  bool repeated = false;  // some claim name appears twice
-  for (size_t i = 0; i < objects.size(); ++i) {
-    const api::SourcedObject& o = objects[i];
-    if (const auto* t = std::get_if<api::ResourceClaimTemplate>(&o.object)) {
-      templates[key_of(t->metadata)] = t;
-    } else if (const auto* c = std::get_if<api::ResourceClaim>(&o.object)) {
-      auto [it, added] = claims.try_emplace(key_of(c->metadata), i);
-      if (!added) {
-        it->second = i;
-        repeated = true;
-      }
-    }
-  }
-  // A template is instantiated once per Pod that uses it; one that no Pod uses counts as one
-  // use by itself. A claim that Pods name is allocated with the first Pod that names it, not
-  // on its own (per object: named by a Pod, allocated with one).
-  absl::flat_hash_set<Key> used_by_pods;
-  std::vector<bool> named(objects.size()), allocated(objects.size());
-  for (const api::SourcedObject& o : objects) {
-    const auto* p = std::get_if<api::Pod>(&o.object);
-    if (p == nullptr) continue;
-    for (const api::PodResourceClaim& rc : p->spec.resource_claims) {
-      if (rc.resource_claim_template_name) {
-        used_by_pods.insert(Key(p->metadata.namespace_name, *rc.resource_claim_template_name));
-      }
-      if (rc.resource_claim_name) {
-        auto it = claims.find(Key(p->metadata.namespace_name, *rc.resource_claim_name));
-        if (it != claims.end()) named[it->second] = true;
-      }
-    }
-  }
+  std::vector<bool> allocated(objects.size());  // per claim object: allocated with a Pod
   units.reserve(objects.size());
   std::unordered_map<std::string, int> uses;
   for (size_t i = 0; i < objects.size(); ++i) {
     const api::SourcedObject& o = objects[i];
     if (const auto* c = std::get_if<api::ResourceClaim>(&o.object)) {
-      if (named[repeated ? claims.find(key_of(c->metadata))->second : i]) continue;
+      if (index.Named(i, *c)) continue;
       units.push_back(
           {util::Cat(c->metadata.namespace_name, "/", c->metadata.name), {*c}, {}, "", &o});
     } else if (const auto* t = std::get_if<api::ResourceClaimTemplate>(&o.object)) {
-      if (used_by_pods.contains(key_of(t->metadata))) continue;
+      if (index.used_by_pods.contains(KeyOf(t->metadata))) continue;
       std::string name = util::Cat(t->metadata.name, "-", ++uses[t->metadata.name]);
       units.push_back(
           {t->metadata.namespace_name + "/" + name, {FromTemplate(*t, name, "")}, {}, "", &o});
@@ -95,8 +110,8 @@ absl::StatusOr<std::vector<AllocationUnit>> AllocationUnits(
       const std::string& ns = p->metadata.namespace_name;
       for (const api::PodResourceClaim& rc : p->spec.resource_claims) {
         if (rc.resource_claim_name) {
-          auto it = claims.find(Key(ns, *rc.resource_claim_name));
-          if (it == claims.end()) {
+          auto it = index.claims.find(Key(ns, *rc.resource_claim_name));
+          if (it == index.claims.end()) {
             return absl::NotFoundError(util::Cat(o.file, ":", o.line, ": ", api::Label(o.object),
                                                  ": claim \"", *rc.resource_claim_name,
                                                  "\" is not in the claims file"));
@@ -108,8 +123,8 @@ absl::StatusOr<std::vector<AllocationUnit>> AllocationUnits(
             u.shared.push_back(util::Cat(ns, "/", *rc.resource_claim_name));
           }
         } else {
-          auto it = templates.find(Key(ns, rc.resource_claim_template_name.value_or("")));
-          if (it == templates.end()) {
+          auto it = index.templates.find(Key(ns, rc.resource_claim_template_name.value_or("")));
+          if (it == index.templates.end()) {
             return absl::NotFoundError(util::Cat(
                 o.file, ":", o.line, ": ", api::Label(o.object), ": ResourceClaimTemplate \"",
                 rc.resource_claim_template_name.value_or(""), "\" is not in the claims file"));
