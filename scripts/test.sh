@@ -81,6 +81,10 @@ for target in build-asan/fuzz/*_fuzz; do
     -print_final_stats=1 "$corpus" >"$log" 2>&1; then
     # Show what was found and where the input was saved (crash-*, leak-*, timeout-*).
     grep -E "ERROR|SUMMARY|runtime error|Test unit written|^ +#[0-9]+ " "$log" | head -40
+    # The input itself, so that a CI log alone is enough to reproduce (base64 -d > file).
+    for found in $(sed -n 's/.*Test unit written to \([^ ]*\).*/\1/p' "$log"); do
+      [ -f "$found" ] && echo "input $found (base64): $(head -c 4096 "$found" | base64 -w0)"
+    done
     echo "fuzz $name found a problem; rerun: $target <the file named above>"
     exit 1
   fi
