@@ -447,15 +447,16 @@ class Search {
   }
 
   // The devices whose subtrees one position of Choose has exhausted, for skipping devices
-  // interchangeable with them. On nodes of up to kPairwiseDevices devices two devices are
-  // compared directly (Alike), which costs less than classifying them all; on larger nodes
-  // by class (ClassOf), computed once per search.
-  static constexpr size_t kPairwiseDevices = 16;
+  // interchangeable with them. On nodes of up to options_.pairwise_symmetry_devices devices
+  // two devices are compared directly (Alike), which costs less than classifying them all;
+  // on larger nodes by class (ClassOf), computed once per search.
   struct Exhausted {
     std::vector<DeviceId> devices;  // pairwise
     std::vector<int32_t> classes;   // by class: the classes with more than one device
   };
-  bool Pairwise() const { return inv_.nodes()[node_].devices.size() <= kPairwiseDevices; }
+  bool Pairwise() const {
+    return inv_.nodes()[node_].devices.size() <= options_.pairwise_symmetry_devices;
+  }
 
   bool Covered(const Exhausted& e, DeviceId d) {
     if (Pairwise()) {
@@ -486,19 +487,11 @@ class Search {
         StaticId(x) != StaticId(y)) {
       return false;
     }
-    for (size_t slot = 0; slot < slots_.size(); ++slot) {
-      const std::vector<Alternative>& alts = Alts(slots_[slot]);
+    for (const Slot& slot : slots_) {
+      const std::vector<Alternative>& alts = Alts(slot);
       for (size_t a = 0; a < alts.size(); ++a) {
-        const std::optional<std::vector<DeviceId>>& known =
-            candidates_[slots_[slot].first_alternative + a];
-        if (known) {
-          if ((std::find(known->begin(), known->end(), x) == known->end()) !=
-              (std::find(known->begin(), known->end(), y) == known->end())) {
-            return false;
-          }
-        } else if (StaticCode(alts[a], x) != StaticCode(alts[a], y)) {
-          return false;
-        }
+        const size_t index = slot.first_alternative + a;
+        if (FilterCode(index, alts[a], x) != FilterCode(index, alts[a], y)) return false;
       }
     }
     for (const CompiledClaim* c : claims_) {
@@ -543,11 +536,9 @@ class Search {
     for (const CompiledClaim* c : claims_) {
       for (const CompiledConstraint& k : c->constraints) attrs.push_back(&k.attribute);
     }
-    // Per device a row of small integers: in use, how each alternative's static filters treat
-    // it, its static id, the constraint attributes' values (interned); equal rows, one class.
-    // Alternatives whose candidates are known already need no second CEL evaluation: a device
-    // passed their static filters exactly when it is among them (an error there would have
-    // stopped the search).
+    // Per device a row of small integers: in use, its static id, how each alternative's static
+    // filters treat it (FilterCode), the constraint attributes' values (interned); equal rows,
+    // one class.
     size_t alternatives = 0;
     for (const Slot& slot : slots_) alternatives += Alts(slot).size();
     const size_t width = 2 + alternatives + attrs.size();
@@ -562,21 +553,12 @@ class Search {
       rows[pos * width + 1] = StaticId(d);
     }
     size_t column = 2;
-    for (size_t slot = 0; slot < slots_.size(); ++slot) {
-      const std::vector<Alternative>& alts = Alts(slots_[slot]);
+    for (const Slot& slot : slots_) {
+      const std::vector<Alternative>& alts = Alts(slot);
       for (size_t a = 0; a < alts.size(); ++a, ++column) {
-        const std::optional<std::vector<DeviceId>>& known =
-            candidates_[slots_[slot].first_alternative + a];
-        if (known) {
-          for (size_t pos : eligible) rows[pos * width + column] = 'n';
-          for (DeviceId d : *known) {
-            rows[(std::lower_bound(devs.begin(), devs.end(), d) - devs.begin()) * width + column] =
-                'y';
-          }
-          continue;
-        }
         for (size_t pos : eligible) {
-          rows[pos * width + column] = static_cast<unsigned char>(StaticCode(alts[a], devs[pos]));
+          rows[pos * width + column] = static_cast<unsigned char>(
+              FilterCode(slot.first_alternative + a, alts[a], devs[pos]));
         }
       }
     }
@@ -656,6 +638,16 @@ class Search {
         keys.interned.emplace(std::move(key), static_cast<int32_t>(keys.interned.size()));
     keys.ids[d] = it->second;
     return it->second;
+  }
+
+  // How alternative number `index` (`alt`) treats `d` for symmetry, the one rule Alike and
+  // ComputeClasses share: when its candidates are known, by membership ('y' or 'n': a device
+  // passed its static filters exactly when it is among them, and an error there would have
+  // stopped the search), so CEL is not evaluated twice; else its StaticCode.
+  char FilterCode(size_t index, const Alternative& alt, DeviceId d) const {
+    const std::optional<std::vector<DeviceId>>& known = candidates_[index];
+    if (!known) return StaticCode(alt, d);
+    return std::find(known->begin(), known->end(), d) != known->end() ? 'y' : 'n';
   }
 
   // How an alternative's static filters treat a device, without recording CEL errors (the

@@ -44,6 +44,10 @@ struct AllocatorOptions {
   // Interchangeable devices (equal in everything the rules and the scorer read) are tried
   // once per position; off only to test that this never loses an allocation.
   bool symmetry = true;
+  // On nodes of up to this many devices symmetry compares two devices directly when the
+  // search needs it; on larger nodes it classifies all of the node's devices once per search.
+  // Both use the same relation (tests set 0 to check the classes on small nodes).
+  size_t pairwise_symmetry_devices = 16;
 };
 
 // Restricts which devices a search may take (a topology domain, say). Devices it refuses are

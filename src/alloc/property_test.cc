@@ -2,12 +2,14 @@
 // when a brute-force enumerator does (shareable devices may serve a request twice), every
 // allocation it returns passes the independent verifier, it keeps the first feasible firstAvailable
 // choices, and (for claims of up to two requests) with an unbounded effort, with or without
-// symmetry breaking, it reaches the best score the enumerator finds. The enumerator tries every
-// alternative of every request and every device subset, and asks the verifier; it shares no code
-// with the search.
+// symmetry breaking, it reaches the best score the enumerator finds. Symmetry by classes (what
+// nodes of more than 16 devices use) chooses exactly as pairwise symmetry. The enumerator tries
+// every alternative of every request and every device subset, and asks the verifier; it shares no
+// code with the search.
 #include <functional>
 #include <optional>
 #include <random>
+#include <tuple>
 
 #include "alloc/allocator.h"
 #include "alloc/node_index.h"
@@ -192,6 +194,16 @@ constexpr int kInstances = 1500;
 constexpr int kInstances = 10000;
 #endif
 
+bool SameChoices(const Outcome& a, const Outcome& b) {
+  auto key = [](const Outcome& o) {
+    std::vector<std::tuple<size_t, size_t, size_t, model::DeviceId>> k;
+    for (const Choice& ch : o.choices)
+      k.emplace_back(ch.claim, ch.request, ch.alternative, ch.device);
+    return std::make_pair(o.allocated, k);
+  };
+  return key(a) == key(b);
+}
+
 TEST(AllocatorPropertyTest, AgreesWithBruteForceAndPassesTheVerifier) {
   std::mt19937 rng(20261130);
   int instances = 0, feasible = 0, scored = 0, skipped = 0;
@@ -224,7 +236,17 @@ TEST(AllocatorPropertyTest, AgreesWithBruteForceAndPassesTheVerifier) {
                                                .symmetry = false});
     Allocator exhaustive_symmetric(
         inv, AllocatorOptions{.scorer = &scorer, .max_solutions = 1 << 30, .score_steps = 1 << 30});
+    // The same searches with symmetry by classes (what nodes of more than 16 devices use)
+    // instead of pairwise comparison: the relation is the same, so are the choices.
+    Allocator by_class(inv, AllocatorOptions{.scorer = &scorer, .pairwise_symmetry_devices = 0});
+    Allocator exhaustive_by_class(inv, AllocatorOptions{.scorer = &scorer,
+                                                        .max_solutions = 1 << 30,
+                                                        .score_steps = 1 << 30,
+                                                        .pairwise_symmetry_devices = 0});
     Outcome o = allocator.Allocate({&*claim}, 0, state);
+    ASSERT_TRUE(SameChoices(o, by_class.Allocate({&*claim}, 0, state)))
+        << "symmetry by classes chose differently: instance " << iter << "\n"
+        << in.yaml;
     std::vector<Choice> chosen;
     bool brute = BruteForce(inv, state, *claim, chosen, 0);
     // The node index only skips a node where the allocator fails: with all alternatives,
@@ -282,7 +304,7 @@ TEST(AllocatorPropertyTest, AgreesWithBruteForceAndPassesTheVerifier) {
     std::vector<Choice> scratch;
     BestScore(inv, state, *claim, scorer, alternatives, scratch, 0, best);
     ASSERT_TRUE(best.has_value());
-    for (const Allocator* a : {&exhaustive, &exhaustive_symmetric}) {
+    for (const Allocator* a : {&exhaustive, &exhaustive_symmetric, &exhaustive_by_class}) {
       Outcome full = a->Allocate({&*claim}, 0, state);
       ASSERT_TRUE(full.allocated);
       std::vector<int64_t> score;
