@@ -880,7 +880,11 @@ class Search {
 }  // namespace
 
 Allocator::Allocator(const model::Inventory& inventory, AllocatorOptions options)
-    : inventory_(inventory), options_(options), memo_(std::make_unique<SelectorMemo>(inventory)) {
+    : inventory_(inventory), options_(options), memo_(options.memo) {
+  if (memo_ == nullptr) {
+    own_memo_ = std::make_unique<SelectorMemo>(inventory);
+    memo_ = own_memo_.get();
+  }
   if (options_.scorer == nullptr) default_scorer_ = std::make_unique<DefaultScorer>(inventory);
 }
 

@@ -48,6 +48,10 @@ struct AllocatorOptions {
   // search needs it; on larger nodes it classifies all of the node's devices once per search.
   // Both use the same relation (tests set 0 to check the classes on small nodes).
   size_t pairwise_symmetry_devices = 16;
+  // Selector results shared with a NodeIndex (or another Allocator) over the same inventory,
+  // borrowed: each (selector, device) pair is then evaluated once for all of them. Null: the
+  // Allocator keeps its own.
+  SelectorMemo* memo = nullptr;
 };
 
 // Restricts which devices a search may take (a topology domain, say). Devices it refuses are
@@ -87,8 +91,10 @@ class Allocator {
   std::unique_ptr<DefaultScorer> default_scorer_;  // when options_.scorer is null
   // Per device, what symmetry compares that no claim or state changes (filled lazily).
   mutable StaticKeys static_keys_;
-  // Selector results per device (unique_ptr: the Allocator stays movable).
-  std::unique_ptr<SelectorMemo> memo_;
+  // Selector results per device: options_.memo, or its own (unique_ptr: the Allocator stays
+  // movable).
+  std::unique_ptr<SelectorMemo> own_memo_;
+  SelectorMemo* memo_;
 };
 
 }  // namespace gpuplane::alloc

@@ -148,7 +148,8 @@ class InOrder {
           Verification verification)
       : inv_(model::Inventory::BuildTakingSlices(cluster)),
         state_(inv_),
-        allocator_(inv_, AllocatorOptions{.explain = node.has_value()}),
+        memo_(inv_),
+        allocator_(inv_, AllocatorOptions{.explain = node.has_value(), .memo = &memo_}),
         verify_(verification == Verification::kVerify),
         one_node_(node.has_value()) {
     // The slices moved into the inventory; the allocated claims stay for ApplyAllocatedClaims.
@@ -156,7 +157,7 @@ class InOrder {
     for (const std::string& p : state_.ApplyAllocatedClaims(inv_, cluster)) {
       out_.warnings.push_back(p);
     }
-    index_.emplace(inv_, state_);
+    index_.emplace(inv_, state_, std::vector<model::NodeId>(), &memo_);
   }
 
   // Errors: `node` is not among the objects.
@@ -316,7 +317,8 @@ class InOrder {
       reasons.push_back(util::Cat("no node of ", unit_nodes.size(), " fits; on the first node:"));
     }
     if (!unit_nodes.empty()) {
-      if (!explainer_) explainer_ = std::make_unique<Allocator>(inv_);
+      if (!explainer_)
+        explainer_ = std::make_unique<Allocator>(inv_, AllocatorOptions{.memo = &memo_});
       Outcome why = explainer_->Allocate(ptrs, unit_nodes[0], state_);
       reasons.insert(reasons.end(), why.reasons.begin(), why.reasons.end());
     }
@@ -362,6 +364,7 @@ class InOrder {
   model::Inventory inv_;
   model::AllocationState state_;
   SelectorCache cache_;
+  SelectorMemo memo_;  // selector results, shared by the allocators and the node index
   Allocator allocator_;
   std::unique_ptr<Allocator> explainer_;  // built on the first failure
   std::optional<NodeIndex> index_;        // built once the allocated claims are applied

@@ -28,8 +28,12 @@ bool Passes(const Alternative& alt, const model::DeviceInfo& info, model::Device
 }  // namespace
 
 NodeIndex::NodeIndex(const model::Inventory& inventory, const model::AllocationState& state,
-                     std::vector<model::NodeId> order)
-    : inv_(inventory), state_(state), order_(std::move(order)), memo_(inventory) {
+                     std::vector<model::NodeId> order, SelectorMemo* memo)
+    : inv_(inventory), state_(state), order_(std::move(order)), memo_(memo) {
+  if (memo_ == nullptr) {
+    own_memo_ = std::make_unique<SelectorMemo>(inventory);
+    memo_ = own_memo_.get();
+  }
   size_t nodes = inv_.nodes().size();
   if (order_.empty()) {
     order_.resize(nodes);
@@ -61,7 +65,7 @@ int NodeIndex::Intern(const Alternative& alt) {
   s.free.assign(nodes, 0);
   s.supply.assign(nodes, 0);
   for (model::DeviceId d = 0; d < s.matches.size(); ++d) {
-    if (reachers_[d].empty() || !Passes(alt, inv_.devices()[d], d, memo_)) continue;
+    if (reachers_[d].empty() || !Passes(alt, inv_.devices()[d], d, *memo_)) continue;
     s.matches[d] = 1;
     const int64_t shares = inv_.devices()[d].shareable ? kMaxResultsPerClaim : 1;
     for (model::NodeId n : reachers_[d]) {

@@ -17,6 +17,7 @@
 #define GPUPLANE_ALLOC_NODE_INDEX_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -34,8 +35,10 @@ class NodeIndex {
  public:
   // `order`: the node order positions refer to (a permutation of the inventory's node ids);
   // empty means inventory order.
+  // `memo` (borrowed, may be null): selector results shared with an Allocator over the same
+  // inventory; null: the index keeps its own.
   NodeIndex(const model::Inventory& inventory, const model::AllocationState& state,
-            std::vector<model::NodeId> order = {});
+            std::vector<model::NodeId> order = {}, SelectorMemo* memo = nullptr);
 
   const std::vector<model::NodeId>& order() const { return order_; }
   size_t PositionOf(model::NodeId node) const { return position_[node]; }
@@ -85,8 +88,10 @@ class NodeIndex {
   const model::Inventory& inv_;
   const model::AllocationState& state_;
   std::vector<model::NodeId> order_;
-  SelectorMemo memo_;             // the alternatives' selectors, evaluated once per device alike
-  std::vector<size_t> position_;  // node id -> position
+  // The alternatives' selectors, evaluated once per device alike: the borrowed memo or own_memo_.
+  std::unique_ptr<SelectorMemo> own_memo_;
+  SelectorMemo* memo_;
+  std::vector<size_t> position_;                      // node id -> position
   std::vector<std::vector<model::NodeId>> reachers_;  // device -> nodes that reach it
   std::vector<uint8_t> free_;                         // device -> counted as free
   size_t leaves_ = 1;                                 // segment tree width

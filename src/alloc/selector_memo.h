@@ -15,8 +15,9 @@
 // the memo lives. Errors are remembered as errors; their text is recomputed on demand (the
 // rare path). Bounded: past kMaxPrograms distinct programs it starts over.
 //
-// Ownership: borrows the inventory, which must outlive it. Not thread-safe (one per
-// Allocator or NodeIndex, each used by one thread).
+// Ownership: borrows the inventory, which must outlive it. Not thread-safe: one memo may be
+// shared by Allocators and a NodeIndex over the same inventory (AllocatorOptions::memo), all
+// used from one thread.
 #ifndef GPUPLANE_ALLOC_SELECTOR_MEMO_H_
 #define GPUPLANE_ALLOC_SELECTOR_MEMO_H_
 

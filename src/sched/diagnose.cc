@@ -108,7 +108,10 @@ Status Session::Diagnose(size_t pod, const std::vector<model::NodeId>* nodes) {
   if (allocation > 0) {
     for (model::NodeId n : retry) {
       if (!snap_.index().MayFit(claims, n)) continue;
-      if (!explainer_) explainer_ = std::make_unique<alloc::Allocator>(snap_.inventory());
+      if (!explainer_) {
+        explainer_ = std::make_unique<alloc::Allocator>(
+            snap_.inventory(), alloc::AllocatorOptions{.memo = &snap_.memo()});
+      }
       std::string detail = AllocationDetail(explainer_->Allocate(claims, n, snap_.state()));
       if (!s.device) s.device = DeviceCause{};
       s.device->detail = detail;

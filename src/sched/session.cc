@@ -29,7 +29,7 @@ Session::Session(Snapshot& snapshot, const PodSet& pods, SessionOptions options,
                  std::unique_ptr<NodeOrder> order)
     : snap_(snapshot), pods_(pods), options_(std::move(options)), order_(std::move(order)) {
   snap_.SetOrder(order_->Order(snap_));
-  alloc::AllocatorOptions allocator{.explain = false};
+  alloc::AllocatorOptions allocator{.explain = false, .memo = &snap_.memo()};
   if (options_.devices == DeviceChoice::kFirstFit) allocator.max_solutions = 1;
   if (options_.placer != nullptr) {
     allocator.scorer = &prefer_;

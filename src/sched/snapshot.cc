@@ -27,7 +27,10 @@ std::string PinnedNode(const api::AllocationResult& r) {
 }  // namespace
 
 Snapshot::Snapshot(std::shared_ptr<const model::Inventory> inv)
-    : owned_(std::move(inv)), inv_(*owned_), state_(inv_) {}
+    : owned_(std::move(inv)),
+      inv_(*owned_),
+      state_(inv_),
+      memo_(std::make_unique<alloc::SelectorMemo>(inv_)) {}
 
 std::unique_ptr<Snapshot> Snapshot::Build(std::vector<api::SourcedObject> cluster,
                                           const std::map<std::string, double>& prices) {
@@ -76,7 +79,8 @@ std::unique_ptr<Snapshot> Snapshot::Build(std::shared_ptr<const model::Inventory
   s->device_worth_ = DeviceWorth(s->inv_, prices);
   std::vector<double> node_worth = NodeWorth(s->inv_, s->device_worth_);
   for (model::NodeId n = 0; n < node_worth.size(); ++n) s->facts_[n].worth = node_worth[n];
-  s->index_ = std::make_unique<alloc::NodeIndex>(s->inv_, s->state_);
+  s->index_ = std::make_unique<alloc::NodeIndex>(s->inv_, s->state_, std::vector<model::NodeId>(),
+                                                 s->memo_.get());
   return s;
 }
 

@@ -18,6 +18,7 @@
 
 #include "alloc/node_index.h"
 #include "alloc/scorer.h"
+#include "alloc/selector_memo.h"
 #include "api/object.h"
 #include "model/allocation_state.h"
 #include "model/inventory.h"
@@ -69,6 +70,10 @@ class Snapshot {
   const model::Inventory& inventory() const { return inv_; }
   const model::AllocationState& state() const { return state_; }
   alloc::NodeIndex& index() { return *index_; }
+  // Selector results on this inventory, shared by the index and the allocators of the
+  // sessions on this snapshot (AllocatorOptions::memo), so each (selector, device) pair is
+  // evaluated once per snapshot.
+  alloc::SelectorMemo& memo() { return *memo_; }
   const NodeFacts& node(model::NodeId n) const { return facts_[n]; }
   const std::vector<double>& device_worth() const { return device_worth_; }
   const std::vector<std::string>& warnings() const { return warnings_; }
@@ -97,6 +102,7 @@ class Snapshot {
   std::shared_ptr<const model::Inventory> owned_;
   const model::Inventory& inv_;
   model::AllocationState state_;
+  std::unique_ptr<alloc::SelectorMemo> memo_;
   std::unique_ptr<alloc::NodeIndex> index_;
   std::vector<NodeFacts> facts_;
   std::vector<double> device_worth_;
