@@ -210,12 +210,20 @@ class JsonReader {
     std::string out;
     size_t run = pos_;
     while (true) {
-      // Copy runs of ordinary characters in one append.
+      // Copy runs of ordinary characters in one append; a run with non-ASCII bytes must be
+      // UTF-8 (as YAML input must be, so every string read can be written back).
+      bool ascii = true;
       while (pos_ < s_.size() && s_[pos_] != '"' && s_[pos_] != '\\' &&
              static_cast<unsigned char>(s_[pos_]) >= 0x20) {
+        ascii = ascii && static_cast<unsigned char>(s_[pos_]) < 0x80;
         ++pos_;
       }
-      out.append(s_.data() + run, pos_ - run);
+      const std::string_view chars = s_.substr(run, pos_ - run);
+      if (!ascii && !util::ValidUtf8(chars)) {
+        Fail("invalid UTF-8 in string");
+        return out;
+      }
+      out.append(chars);
       if (pos_ >= s_.size()) {
         Fail("unterminated string");
         return out;

@@ -155,6 +155,35 @@ TEST(WriterTest, YamlQuotesWhatWouldChangeMeaning) {
   EXPECT_EQ(from_json, d);
 }
 
+// YAML cannot hold C1 controls, DEL, its own line breaks (NEL, U+2028, U+2029), the
+// byte-order mark or U+FFFE/U+FFFF as themselves in a scalar:
+// they are escaped, and the YAML reader gets the same strings back.
+TEST(WriterTest, YamlEscapesWhatYamlCannotHoldAsItself) {
+  Doc d = Doc::Map();
+  for (const char* s :
+       {"c1 \u0080 \u009f", "del \x7f", "bom \ufeff", "nonchar \uffff \ufffe",
+        "nel \u0085 ls \u2028 ps \u2029", "nbsp \u00a0 \U0001F600", "ctrl \x01 \x1f"}) {
+    d.Add(s, Doc::String(s));
+  }
+  std::string yaml = ToYaml(d);
+  EXPECT_EQ(One(ReadYaml(yaml, "round.yaml")), d) << yaml;
+  // A byte that is not UTF-8 cannot be written to YAML at all: it becomes U+FFFD.
+  Doc bad = Doc::Map();
+  bad.Add("k", Doc::String("a\xff b"));
+  Doc expected = Doc::Map();
+  expected.Add("k", Doc::String("a\uFFFD b"));
+  EXPECT_EQ(One(ReadYaml(ToYaml(bad), "bad.yaml")), expected);
+}
+
+TEST(ReaderTest, InvalidUtf8IsAnErrorInBothFormats) {
+  EXPECT_NE(ErrorOf(ReadJson("{\"a\": \"x\xff\"}", "x.json")).find("invalid UTF-8 in string"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(ReadJson("{\"a\xc0\xaf\": 1}", "x.json")).find("invalid UTF-8"),
+            std::string::npos);  // an overlong '/'
+  EXPECT_NE(ErrorOf(ReadYaml("a: x\xff\n", "x.yaml")).find("x.yaml:1:"), std::string::npos);
+  EXPECT_TRUE(ReadJson("{\"a\": \"\xc3\xbc \xf0\x9f\x98\x80\"}", "x.json").ok());
+}
+
 TEST(WriterTest, JsonNormalizesYamlNumbers) {
   Doc d = One(ReadYaml("a: +5\nb: 007\nc: .5\nd: -0\n", "t.yaml"));
   EXPECT_EQ(ToJson(d), R"({"a":5,"b":7,"c":0.5,"d":0})");

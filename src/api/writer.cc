@@ -105,8 +105,66 @@ void Json(std::string& out, const Doc& d, int indent, int depth) {
   }
 }
 
+// Whether a code point above U+007F may appear as itself in a YAML scalar: from U+00A0 on
+// (YAML's printable set), except the line breaks YAML 1.1 adds (NEL, U+2028, U+2029), the
+// byte-order mark and the non-characters U+FFFE and U+FFFF.
+bool YamlPrintableAbove7F(uint32_t cp) {
+  return cp >= 0xA0 && cp != 0x2028 && cp != 0x2029 && cp != 0xFEFF && cp != 0xFFFE && cp != 0xFFFF;
+}
+
+// Whether every non-ASCII character of `s` is valid UTF-8 and printable in YAML (ASCII
+// controls are escaped by AppendJsonString).
+bool YamlPrintable(std::string_view s) {
+  for (size_t i = 0; i < s.size();) {
+    if (static_cast<unsigned char>(s[i]) < 0x80) {
+      ++i;
+      continue;
+    }
+    uint32_t cp = 0;
+    if (!util::NextUtf8(s, i, cp) || !YamlPrintableAbove7F(cp)) return false;
+  }
+  return true;
+}
+
+// `s` as a double-quoted YAML scalar: JSON's escapes (valid YAML escapes too), and a
+// character YAML cannot hold as itself as \uXXXX. A byte that is not UTF-8 becomes U+FFFD: no
+// YAML string can hold it (the readers reject such input, so only strings built in memory
+// can have one).
+void AppendYamlQuoted(std::string& out, std::string_view s) {
+  if (YamlPrintable(s)) {
+    util::AppendJsonString(out, s);
+    return;
+  }
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string run;  // printable characters not yet written
+  auto flush = [&] {
+    const std::string q = util::JsonQuote(run);
+    out.append(q, 1, q.size() - 2);
+    run.clear();
+  };
+  out.push_back('"');
+  for (size_t i = 0; i < s.size();) {
+    const size_t start = i;
+    uint32_t cp = 0xFFFD;
+    if (!util::NextUtf8(s, i, cp)) {
+      ++i;
+      util::AppendUtf8(run, 0xFFFD);
+      continue;
+    }
+    if (cp < 0x80 || YamlPrintableAbove7F(cp)) {
+      run.append(s, start, i - start);
+      continue;
+    }
+    flush();
+    out += "\\u";
+    for (int shift = 12; shift >= 0; shift -= 4) out.push_back(kHex[(cp >> shift) & 0xF]);
+  }
+  flush();
+  out.push_back('"');
+}
+
 bool PlainSafe(const std::string& s) {
-  if (s.empty() || s.size() > 200) return false;
+  if (s.empty() || s.size() > 200 || !YamlPrintable(s)) return false;
   if (internal::ResolvePlain(s, 0).kind() != Doc::Kind::kString) return false;
   static constexpr std::string_view kBadFirst = "-?:,[]{}#&*!|>'\"%@` \t";
   if (kBadFirst.find(s[0]) != std::string_view::npos) return false;
@@ -139,7 +197,7 @@ void YamlScalar(std::string& out, const Doc& d) {
       if (PlainSafe(d.text())) {
         out += d.text();
       } else {
-        util::AppendJsonString(out, d.text());
+        AppendYamlQuoted(out, d.text());
       }
       return;
     default:
@@ -155,7 +213,7 @@ void YamlKey(std::string& out, const std::string& key) {
   if (PlainSafe(key)) {
     out += key;
   } else {
-    util::AppendJsonString(out, key);
+    AppendYamlQuoted(out, key);
   }
 }
 

@@ -64,6 +64,43 @@ void AppendUtf8(std::string& out, uint32_t cp) {
   }
 }
 
+bool NextUtf8(std::string_view s, size_t& i, uint32_t& cp) {
+  const auto b0 = static_cast<unsigned char>(s[i]);
+  if (b0 < 0x80) {
+    cp = b0;
+    ++i;
+    return true;
+  }
+  size_t n;
+  uint32_t min;
+  if (b0 >= 0xC2 && b0 <= 0xDF) {
+    n = 2, min = 0x80, cp = b0 & 0x1F;
+  } else if (b0 >= 0xE0 && b0 <= 0xEF) {
+    n = 3, min = 0x800, cp = b0 & 0x0F;
+  } else if (b0 >= 0xF0 && b0 <= 0xF4) {
+    n = 4, min = 0x10000, cp = b0 & 0x07;
+  } else {
+    return false;
+  }
+  if (s.size() - i < n) return false;
+  for (size_t k = 1; k < n; ++k) {
+    const auto b = static_cast<unsigned char>(s[i + k]);
+    if ((b & 0xC0) != 0x80) return false;
+    cp = (cp << 6) | (b & 0x3F);
+  }
+  if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
+  i += n;
+  return true;
+}
+
+bool ValidUtf8(std::string_view s) {
+  uint32_t cp = 0;
+  for (size_t i = 0; i < s.size();) {
+    if (!NextUtf8(s, i, cp)) return false;
+  }
+  return true;
+}
+
 std::string Fixed(double v, int digits) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.*f", digits, v);

@@ -41,6 +41,13 @@ void AppendJsonString(std::string& out, std::string_view s);
 // Appends the UTF-8 encoding of code point `cp` (REQUIRES: cp <= 0x10FFFF).
 void AppendUtf8(std::string& out, uint32_t cp);
 
+// Decodes the UTF-8 sequence at s[i] into `cp` and moves `i` past it; false, with `i`
+// unchanged, when it is not valid UTF-8 (truncated, overlong, a surrogate, above U+10FFFF).
+// REQUIRES: i < s.size().
+bool NextUtf8(std::string_view s, size_t& i, uint32_t& cp);
+// Whether all of `s` is valid UTF-8.
+bool ValidUtf8(std::string_view s);
+
 // Returns `s` as a JSON string literal.
 std::string JsonQuote(std::string_view s);
 
