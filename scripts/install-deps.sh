@@ -5,7 +5,7 @@ set -euo pipefail
 
 PACKAGES=(
   build-essential cmake ninja-build pkg-config clang clang-format clang-tidy libclang-rt-14-dev
-  libabsl-dev libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libspdlog-dev libfmt-dev
+  libabsl-dev libyaml-cpp-dev libyaml-dev nlohmann-json3-dev libcli11-dev libspdlog-dev libfmt-dev
   libre2-dev libsqlite3-dev libcpp-httplib-dev libgrpc++-dev libprotobuf-dev protobuf-compiler-grpc
   curl libcurl4-openssl-dev libmimalloc-dev
   googletest libgtest-dev libgmock-dev libbenchmark-dev
