@@ -219,9 +219,13 @@ class JsonReader {
         ++pos_;
       }
       const std::string_view chars = s_.substr(run, pos_ - run);
-      if (!ascii && !util::ValidUtf8(chars)) {
-        Fail("invalid UTF-8 in string");
-        return out;
+      uint32_t cp = 0;
+      for (size_t i = 0; !ascii && i < chars.size();) {
+        if (!util::NextUtf8(chars, i, cp)) {
+          pos_ = run + i;  // the error names the first byte that is not UTF-8
+          Fail("invalid UTF-8 in string");
+          return out;
+        }
       }
       out.append(chars);
       if (pos_ >= s_.size()) {

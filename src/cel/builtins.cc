@@ -139,27 +139,6 @@ size_t Utf8Length(const std::string& s) {
   return n;
 }
 
-bool ValidUtf8(const std::string& s) {
-  size_t i = 0;
-  while (i < s.size()) {
-    auto c = static_cast<unsigned char>(s[i]);
-    int len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
-    if (len == 0 || i + static_cast<size_t>(len) > s.size()) return false;
-    uint32_t cp = len == 1 ? c : (c & (0x7F >> len));
-    for (int k = 1; k < len; ++k) {
-      auto cc = static_cast<unsigned char>(s[i + static_cast<size_t>(k)]);
-      if ((cc & 0xC0) != 0x80) return false;
-      cp = (cp << 6) | (cc & 0x3F);
-    }
-    if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
-        cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) {
-      return false;
-    }
-    i += static_cast<size_t>(len);
-  }
-  return true;
-}
-
 // Go's fmt "%g" (what cel-go uses for string(double)): shortest digits; exponent form
 // below 1e-4 and from 1e6 up, two-digit exponents ("1e+06").
 std::string FormatDouble(double d) {
@@ -318,7 +297,7 @@ Value ToString(const Value& v) {
     case Kind::kBool:
       return Value::String(v.bool_value() ? "true" : "false");
     case Kind::kBytes:
-      if (!ValidUtf8(v.str()))
+      if (!util::ValidUtf8(v.str()))
         return Value::Error("invalid UTF-8 in bytes, cannot convert to string");
       return Value::String(v.str());
     case Kind::kType:
