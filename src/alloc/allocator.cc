@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
+#include <deque>
 #include <optional>
 #include <span>
 #include <unordered_map>
@@ -50,21 +52,88 @@ std::optional<api::Quantity> Consumption(const api::DeviceCapacity& cap,
   return *requested;
 }
 
+}  // namespace
+
+// What an allocator's searches keep between them (internal; filled lazily): per device, what
+// symmetry compares of it that no claim or state changes, interned as an id; and per
+// (alternative's filter key, node) the node's devices that pass the alternative's static
+// filters (selectors, taints), which no state changes either, so the claims of a run that
+// ask alike classify a node's devices once. Lists stay where they are until Trim.
+struct SearchCache {
+  std::vector<int32_t> static_ids;  // per device, -1 until computed
+  std::unordered_map<std::string, int32_t> interned;
+  std::unordered_map<std::string, uint32_t> filter_keys;  // interned Alternative::filter_key
+  // (filter key id << 32 | node) -> candidates, in inventory order
+  std::unordered_map<uint64_t, std::vector<model::DeviceId>> candidates;
+  size_t candidate_devices = 0;  // in all lists together
+  static constexpr size_t kMaxCandidateDevices = size_t{1} << 20;
+  // Between searches: starts the candidate lists over once they hold too many devices.
+  void Trim();
+};
+
+// A search's lists, kept by the Allocator between its searches so that each search reuses
+// their memory (each search starts them empty).
+struct SearchScratch {
+  struct Slot {
+    size_t claim;
+    size_t request;
+    size_t first_alternative;  // its alternatives' index in candidates
+  };
+  std::vector<Slot> slots;
+  std::vector<const std::vector<model::DeviceId>*> candidates;
+  std::deque<std::vector<model::DeviceId>> local;
+  std::vector<model::DeviceId> admin, exclusive;
+  std::vector<Choice> chosen, best;
+  std::vector<size_t> current_alt, fixed_alt;
+  std::vector<int64_t> best_score, score;
+  std::vector<int32_t> classes;
+
+  SearchScratch& Clear() {
+    slots.clear();
+    candidates.clear();
+    local.clear();
+    admin.clear();
+    exclusive.clear();
+    chosen.clear();
+    best.clear();
+    current_alt.clear();
+    fixed_alt.clear();
+    best_score.clear();
+    score.clear();
+    classes.clear();
+    return *this;
+  }
+};
+
+namespace {
+
 class Search {
  public:
   Search(const model::Inventory& inv, const model::AllocationState& state,
          const std::vector<const CompiledClaim*>& claims, model::NodeId node,
          const AllocatorOptions& options, const Scorer& scorer, const DeviceFilter* filter,
-         StaticKeys* static_keys, SelectorMemo& memo)
+         SearchCache* cache, SelectorMemo& memo, SearchScratch& scratch)
       : inv_(inv),
         state_(state),
         claims_(claims),
         node_(node),
         options_(options),
         filter_(filter),
-        static_keys_(static_keys),
+        cache_(cache),
         memo_(memo),
-        scorer_(scorer) {
+        slots_(scratch.slots),
+        candidates_(scratch.candidates),
+        local_(scratch.local),
+        admin_(scratch.admin),
+        chosen_(scratch.chosen),
+        exclusive_(scratch.exclusive),
+        scorer_(scorer),
+        current_alt_(scratch.current_alt),
+        fixed_alt_(scratch.fixed_alt),
+        best_(scratch.best),
+        best_score_(scratch.best_score),
+        score_(scratch.score),
+        class_(scratch.classes) {
     size_t alternatives = 0;
     for (size_t c = 0; c < claims.size(); ++c) {
       for (size_t r = 0; r < claims[c]->requests.size(); ++r) {
@@ -72,7 +141,7 @@ class Search {
         alternatives += claims[c]->requests[r].alternatives.size();
       }
     }
-    candidates_.resize(alternatives);
+    candidates_.assign(alternatives, nullptr);
     current_alt_.assign(slots_.size(), 0);
   }
 
@@ -94,30 +163,57 @@ class Search {
   }
 
  private:
-  struct Slot {
-    size_t claim;
-    size_t request;
-    size_t first_alternative;  // its alternatives' index in candidates_
-  };
+  using Slot = SearchScratch::Slot;
 
   const std::vector<Alternative>& Alts(const Slot& s) const {
     return claims_[s.claim]->requests[s.request].alternatives;
   }
   const Alternative& Alt(const Slot& s, size_t a) const { return Alts(s)[a]; }
 
-  // Devices of the node that pass the static filters (selectors, taints), in inventory order.
+  // Devices of the node that pass the static filters (selectors, taints, the filter), in the
+  // scorer's rank order (else inventory order). Without a filter, the list in inventory order
+  // is kept in the allocator's cache for later searches of alike alternatives on this node
+  // (ranks change between searches: a ranked list is sorted anew each time).
   const std::vector<DeviceId>& Candidates(size_t slot, size_t alt) {
-    std::optional<std::vector<DeviceId>>& known = candidates_[slots_[slot].first_alternative + alt];
-    if (known) return *known;
-    std::vector<DeviceId>& out = known.emplace();
+    const std::vector<DeviceId>*& known = candidates_[slots_[slot].first_alternative + alt];
+    if (known != nullptr) return *known;
     const Alternative& a = Alt(slots_[slot], alt);
-    Entries entries = EntriesOf(a);
-    for (DeviceId d : inv_.nodes()[node_].devices) {
-      if (Classify(a, entries, d) == Reject::kNone && !fatal_) out.push_back(d);
+    const std::vector<DeviceId>* found = nullptr;
+    std::vector<DeviceId>* own = nullptr;  // this search's own list (sortable in place)
+    if (filter_ == nullptr && a.filter_key != nullptr) {
+      auto [id, added] = cache_->filter_keys.try_emplace(
+          *a.filter_key, static_cast<uint32_t>(cache_->filter_keys.size()));
+      const uint64_t key = uint64_t{id->second} << 32 | node_;
+      auto it = cache_->candidates.find(key);
+      if (it != cache_->candidates.end()) {
+        found = &it->second;
+      } else {
+        std::vector<DeviceId> out = Classified(a);
+        if (!fatal_) {  // else not kept: whichever search meets the error reports it
+          cache_->candidate_devices += out.size();
+          found = &(cache_->candidates[key] = std::move(out));
+        } else {
+          found = own = &local_.emplace_back(std::move(out));
+        }
+      }
+    } else {
+      found = own = &local_.emplace_back(Classified(a));
     }
-    if (scorer_.ranks()) {
-      std::stable_sort(out.begin(), out.end(),
-                       [&](DeviceId a, DeviceId b) { return scorer_.Rank(a) < scorer_.Rank(b); });
+    if (!scorer_.ranks()) return *(known = found);
+    if (own == nullptr) own = &local_.emplace_back(*found);
+    std::stable_sort(own->begin(), own->end(),
+                     [&](DeviceId x, DeviceId y) { return scorer_.Rank(x) < scorer_.Rank(y); });
+    return *(known = own);
+  }
+
+  // The node's devices that pass an alternative's static filters, in inventory order.
+  std::vector<DeviceId> Classified(const Alternative& a) {
+    std::vector<DeviceId> out;
+    const std::vector<DeviceId>& devices = inv_.nodes()[node_].devices;
+    out.reserve(devices.size());
+    Entries entries = EntriesOf(a);
+    for (DeviceId d : devices) {
+      if (Classify(a, entries, d) == Reject::kNone && !fatal_) out.push_back(d);
     }
     return out;
   }
@@ -361,9 +457,11 @@ class Search {
 
   // A complete allocation: score it and keep the best. Returns Done().
   bool Leaf() {
-    std::vector<size_t> per_claim(claims_.size(), 0);
-    for (const Choice& ch : chosen_) {  // at most 32 results per claim
-      if (++per_claim[ch.claim] > 32) return false;
+    if (chosen_.size() > 32) {  // at most 32 results per claim
+      std::vector<size_t> per_claim(claims_.size(), 0);
+      for (const Choice& ch : chosen_) {
+        if (++per_claim[ch.claim] > 32) return false;
+      }
     }
     scorer_.Score(state_, chosen_, score_);
     ++solutions_;
@@ -556,10 +654,7 @@ class Search {
     for (const Slot& slot : slots_) {
       const std::vector<Alternative>& alts = Alts(slot);
       for (size_t a = 0; a < alts.size(); ++a, ++column) {
-        for (size_t pos : eligible) {
-          rows[pos * width + column] = static_cast<unsigned char>(
-              FilterCode(slot.first_alternative + a, alts[a], devs[pos]));
-        }
+        FilterColumn(slot.first_alternative + a, alts[a], eligible, rows, width, column);
       }
     }
     std::unordered_map<std::string, int32_t> values;
@@ -614,29 +709,47 @@ class Search {
   // the scorer reads) as a small id: devices with equal ids are equal in all of it. Kept by
   // the Allocator across searches (computed once per device).
   int32_t StaticId(DeviceId d) const {
-    StaticKeys& keys = *static_keys_;
-    if (keys.ids.empty()) keys.ids.assign(inv_.devices().size(), -1);
-    if (keys.ids[d] >= 0) return keys.ids[d];
-    std::string key;  // each capacity's name and value (its raw nano amount), then attributes
-    for (const auto& [name, cap] : inv_.devices()[d].spec->capacity) {
-      const api::Int128 nano = cap.value.nano();
-      util::Append(key, name, "=");
-      key.append(reinterpret_cast<const char*>(&nano), sizeof nano);
-    }
+    SearchCache& keys = *cache_;
+    if (keys.static_ids.empty()) keys.static_ids.assign(inv_.devices().size(), -1);
+    if (keys.static_ids[d] >= 0) return keys.static_ids[d];
+    // Raw bytes: a fixed-size part (the capacities' count, each capacity's interned name and
+    // value (its nano amount), each scorer attribute's value id or its value's length), then
+    // the values of attributes the scorer has no ids for.
+    const std::vector<model::DeviceCapacityInfo>& caps = inv_.devices()[d].capacity;
     const std::vector<std::string>& attrs = scorer_.attributes();
+    std::string key(sizeof(uint32_t) +
+                        caps.size() * (sizeof(model::CapacityId) + sizeof(api::Int128)) +
+                        attrs.size() * (1 + sizeof(uint32_t)),
+                    '\0');
+    char* out = key.data();
+    auto put = [&out](const auto& v) {
+      std::memcpy(out, &v, sizeof v);
+      out += sizeof v;
+    };
+    put(static_cast<uint32_t>(caps.size()));
+    for (const model::DeviceCapacityInfo& cap : caps) {
+      put(cap.id);
+      put(cap.spec->value.nano());
+    }
+    std::string values;
     for (size_t k = 0; k < attrs.size(); ++k) {
       if (const std::vector<int32_t>* ids = scorer_.ValueIds(k)) {
-        const int32_t id = (*ids)[d];
-        key.push_back('#');
-        key.append(reinterpret_cast<const char*>(&id), sizeof id);
+        *out++ = '#';
+        put((*ids)[d]);
         continue;
       }
       const api::DeviceAttribute* v = inv_.Attribute(d, attrs[k]);
-      util::Append(key, "|", v == nullptr ? "-" : model::AttributeKey(*v));
+      const std::string value = v == nullptr ? "-" : model::AttributeKey(*v);
+      *out++ = '|';
+      put(static_cast<uint32_t>(value.size()));
+      values += value;
     }
-    auto [it, added] =
-        keys.interned.emplace(std::move(key), static_cast<int32_t>(keys.interned.size()));
-    keys.ids[d] = it->second;
+    key += values;
+    auto it = keys.interned.find(key);
+    if (it == keys.interned.end()) {
+      it = keys.interned.emplace(std::move(key), static_cast<int32_t>(keys.interned.size())).first;
+    }
+    keys.static_ids[d] = it->second;
     return it->second;
   }
 
@@ -645,9 +758,27 @@ class Search {
   // passed its static filters exactly when it is among them, and an error there would have
   // stopped the search), so CEL is not evaluated twice; else its StaticCode.
   char FilterCode(size_t index, const Alternative& alt, DeviceId d) const {
-    const std::optional<std::vector<DeviceId>>& known = candidates_[index];
-    if (!known) return StaticCode(alt, d);
+    const std::vector<DeviceId>* known = candidates_[index];
+    if (known == nullptr) return StaticCode(alt, d);
     return std::find(known->begin(), known->end(), d) != known->end() ? 'y' : 'n';
+  }
+
+  // FilterCode of the node's eligible devices for one alternative, into column `column` of
+  // ComputeClasses' rows (an ineligible device's row starts with -1): with its candidates
+  // known, each candidate is found once by position, instead of each device among them.
+  void FilterColumn(size_t index, const Alternative& alt, const std::vector<size_t>& eligible,
+                    std::vector<int32_t>& rows, size_t width, size_t column) const {
+    const std::vector<DeviceId>& devs = inv_.nodes()[node_].devices;
+    const std::vector<DeviceId>* known = candidates_[index];
+    for (size_t pos : eligible) {
+      rows[pos * width + column] =
+          static_cast<unsigned char>(known == nullptr ? StaticCode(alt, devs[pos]) : 'n');
+    }
+    if (known == nullptr) return;
+    for (DeviceId d : *known) {
+      const size_t pos = std::lower_bound(devs.begin(), devs.end(), d) - devs.begin();
+      if (rows[pos * width] >= 0) rows[pos * width + column] = static_cast<unsigned char>('y');
+    }
   }
 
   // How an alternative's static filters treat a device, without recording CEL errors (the
@@ -696,6 +827,7 @@ class Search {
           }
         }
         node_local = node_local || info.node != model::kNoId;
+        if (!alt.class_config) continue;
         auto it = std::find_if(classes.begin(), classes.end(),
                                [&](const auto& p) { return *p.first == alt.class_name; });
         if (it == classes.end()) {
@@ -707,7 +839,6 @@ class Search {
       }
       for (const auto& [cls, requests] : classes) {  // FromClass entries come first
         const api::DeviceClass* dc = inv_.FindClass(*cls);
-        if (dc->spec.config.empty()) continue;
         std::vector<std::string> names;
         names.reserve(requests.size());
         for (const std::string* n : requests) names.push_back(*n);
@@ -849,44 +980,62 @@ class Search {
   model::NodeId node_;
   AllocatorOptions options_;
   const DeviceFilter* filter_;
-  StaticKeys* static_keys_;
+  SearchCache* cache_;
   SelectorMemo& memo_;
-  std::vector<Slot> slots_;
-  // Per alternative (Slot::first_alternative + index), its candidates once computed.
-  std::vector<std::optional<std::vector<DeviceId>>> candidates_;
+  // The lists are the Allocator's SearchScratch, started empty.
+  std::vector<Slot>& slots_;
+  // Per alternative (Slot::first_alternative + index), its candidates once computed: in the
+  // allocator's cache, or in local_.
+  std::vector<const std::vector<DeviceId>*>& candidates_;
+  std::deque<std::vector<DeviceId>>& local_;
   std::map<std::pair<size_t, size_t>, std::optional<std::vector<DeviceId>>> all_sets_;
-  std::vector<DeviceId> admin_;  // devices adminAccess requests took in this search, per take
-  std::vector<Choice> chosen_;
+  std::vector<DeviceId>& admin_;  // devices adminAccess requests took in this search, per take
+  std::vector<Choice>& chosen_;
   std::map<std::pair<model::CounterSetId, uint32_t>, api::Quantity> counter_delta_;
   std::map<uint32_t, api::Quantity> capacity_delta_;  // by capacity slot
-  std::vector<DeviceId> exclusive_;  // exclusive devices taken in this search, per take
+  std::vector<DeviceId>& exclusive_;  // exclusive devices taken in this search, per take
   std::optional<std::string> fatal_;
   bool exhausted_ = false;
   int64_t steps_ = 0;
   // Scoring.
   const Scorer& scorer_;
-  std::vector<size_t> current_alt_;  // per slot, the alternative being tried
-  std::vector<size_t> fixed_alt_;    // per slot, the first solution's alternative
+  std::vector<size_t>& current_alt_;  // per slot, the alternative being tried
+  std::vector<size_t>& fixed_alt_;    // per slot, the first solution's alternative
   bool found_ = false;
   int solutions_ = 0;
   int64_t score_deadline_ = 0;
-  std::vector<Choice> best_;
-  std::vector<int64_t> best_score_, score_;
+  std::vector<Choice>& best_;
+  std::vector<int64_t>& best_score_;
+  std::vector<int64_t>& score_;
   // Symmetry.
   bool classes_ready_ = false;
-  std::vector<int32_t> class_;  // parallel to the node's devices
+  std::vector<int32_t>& class_;  // parallel to the node's devices
 };
 
 }  // namespace
 
+void SearchCache::Trim() {
+  if (candidate_devices <= kMaxCandidateDevices) return;
+  candidates.clear();
+  filter_keys.clear();
+  candidate_devices = 0;
+}
+
 Allocator::Allocator(const model::Inventory& inventory, AllocatorOptions options)
-    : inventory_(inventory), options_(options), memo_(options.memo) {
+    : inventory_(inventory),
+      options_(options),
+      cache_(std::make_unique<SearchCache>()),
+      scratch_(std::make_unique<SearchScratch>()),
+      memo_(options.memo) {
   if (memo_ == nullptr) {
     own_memo_ = std::make_unique<SelectorMemo>(inventory);
     memo_ = own_memo_.get();
   }
   if (options_.scorer == nullptr) default_scorer_ = std::make_unique<DefaultScorer>(inventory);
 }
+
+Allocator::~Allocator() = default;
+Allocator::Allocator(Allocator&&) noexcept = default;
 
 Outcome Allocator::Allocate(const std::vector<const CompiledClaim*>& claims, model::NodeId node,
                             const model::AllocationState& state, const DeviceFilter* filter) const {
@@ -895,9 +1044,10 @@ Outcome Allocator::Allocate(const std::vector<const CompiledClaim*>& claims, mod
     out.reasons.push_back(util::Cat("node id ", node, " is not in the inventory"));
     return out;
   }
+  cache_->Trim();
   return Search(inventory_, state, claims, node, options_,
                 options_.scorer != nullptr ? *options_.scorer : *default_scorer_, filter,
-                &static_keys_, *memo_)
+                cache_.get(), *memo_, scratch_->Clear())
       .Run();
 }
 

@@ -4,7 +4,8 @@
 // partitionable devices, taints and tolerations, admin access, capacity of shareable
 // devices) and returns results in the status.allocation shape, or per-request reasons.
 // The search is depth-first over requests, alternatives and device combinations, with a
-// bounded effort. One Allocator per thread (it caches per-device data as it searches); the
+// bounded effort. One Allocator per thread (it caches per-device and per-node data as it
+// searches and reuses its lists, so it is not reentrant: no scorer or filter may call it); the
 // inventory and state are borrowed.
 #ifndef GPUPLANE_ALLOC_ALLOCATOR_H_
 #define GPUPLANE_ALLOC_ALLOCATOR_H_
@@ -12,7 +13,6 @@
 #include <cstdint>
 #include <memory>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "alloc/request.h"
@@ -64,16 +64,16 @@ class DeviceFilter {
   virtual std::string Describe() const = 0;
 };
 
-// What the allocator's symmetry compares of a device that no claim or state changes,
-// interned as an id per device (internal to the allocator; filled lazily by its searches).
-struct StaticKeys {
-  std::vector<int32_t> ids;  // per device, -1 until computed
-  std::unordered_map<std::string, int32_t> interned;
-};
+// What an allocator's searches keep between them (allocator.cc): per-device and per-node
+// data no claim or state changes, and the lists a search reuses.
+struct SearchCache;
+struct SearchScratch;
 
 class Allocator {
  public:
   explicit Allocator(const model::Inventory& inventory, AllocatorOptions options = {});
+  ~Allocator();
+  Allocator(Allocator&&) noexcept;
 
   // `filter` (borrowed, may be null) restricts the devices the search may take.
   Outcome Allocate(const std::vector<const CompiledClaim*>& claims, model::NodeId node,
@@ -89,8 +89,9 @@ class Allocator {
   const model::Inventory& inventory_;
   AllocatorOptions options_;
   std::unique_ptr<DefaultScorer> default_scorer_;  // when options_.scorer is null
-  // Per device, what symmetry compares that no claim or state changes (filled lazily).
-  mutable StaticKeys static_keys_;
+  // Not const through Allocate: each search reads and fills the cache and reuses the lists.
+  std::unique_ptr<SearchCache> cache_;
+  std::unique_ptr<SearchScratch> scratch_;
   // Selector results per device: options_.memo, or its own (unique_ptr: the Allocator stays
   // movable).
   std::unique_ptr<SelectorMemo> own_memo_;

@@ -322,6 +322,39 @@ TEST(AllocatorTest, InterchangeableDevicesAreOneChoice) {
   EXPECT_NE(slow.reasons[0].find("search effort exhausted"), std::string::npos) << slow.reasons[0];
 }
 
+// The allocator keeps each alternative's candidates on a node between searches; what changes
+// between searches must still count: a ranking scorer's new preference, a filter, the state.
+TEST_F(ExampleCluster, CandidatesKeptBetweenSearchesFollowRanksFiltersAndState) {
+  CompiledClaim one = Compile(SpecFromYaml(
+      "  devices:\n    requests:\n    - {name: g, exactly: {deviceClassName: gpu.nvidia.com}}\n"));
+  const model::NodeId node = *inv_.FindNode("h100-0");
+  const std::vector<model::DeviceId>& devices = inv_.nodes()[node].devices;
+  ASSERT_GE(devices.size(), 4u);
+  PreferScorer prefer;
+  Allocator ranked(inv_, AllocatorOptions{.scorer = &prefer, .max_solutions = 1});
+  for (size_t i : {2u, 0u, 3u}) {
+    prefer.Prefer({devices[i]});
+    Outcome o = ranked.Allocate({&one}, node, state_);
+    ASSERT_EQ(o.choices.size(), 1u);
+    EXPECT_EQ(o.choices[0].device, devices[i]) << "preferred device " << i;
+  }
+  struct Only : DeviceFilter {
+    model::DeviceId d;
+    bool Allows(model::DeviceId x) const override { return x == d; }
+    std::string Describe() const override { return "not the one"; }
+  };
+  Only only;
+  only.d = devices[1];
+  Outcome first = allocator_.Allocate({&one}, node, state_);  // fills the cache
+  Outcome filtered = allocator_.Allocate({&one}, node, state_, &only);
+  ASSERT_EQ(filtered.choices.size(), 1u);
+  EXPECT_EQ(filtered.choices[0].device, devices[1]);
+  ASSERT_TRUE(allocator_.Commit(first, {&one}, state_).ok());
+  Outcome second = allocator_.Allocate({&one}, node, state_);
+  ASSERT_EQ(second.choices.size(), 1u);
+  EXPECT_NE(second.choices[0].device, first.choices[0].device) << "a device in use was taken";
+}
+
 // The default scorer keeps whole islands free: a 1-GPU claim goes next to a used GPU, and a
 // 2-GPU claim stays within one PCIe root.
 TEST_F(ExampleCluster, ScoringPacksIslands) {

@@ -238,11 +238,12 @@ class InOrder {
   }
 
   // The claim compiled. A claim whose spec equals the previous unit's last claim's (claims
-  // of one template, or written alike, come in runs) takes a copy of its compiled form: only
-  // the names differ, and the spec, the classes and the capacities decide the rest.
+  // of one template, or written alike, come in runs) takes over its compiled form: only the
+  // names differ, and the spec, the classes and the capacities decide the rest.
   absl::StatusOr<CompiledClaim> Compile(const api::ResourceClaim& c) {
     if (previous_ && out_.claims[previous_outcome_].claim.spec == c.spec) {
-      CompiledClaim cc = *previous_;
+      CompiledClaim cc = std::move(*previous_);
+      previous_.reset();
       cc.ns = c.metadata.namespace_name;
       cc.name = c.metadata.name;
       return cc;

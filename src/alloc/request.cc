@@ -81,6 +81,7 @@ absl::StatusOr<Alternative> CompileAlternative(const Where& where, std::string r
         where.Claim(), ": ", where.Field(), ".deviceClassName: DeviceClass \"", r.device_class_name,
         "\" does not exist", util::DidYouMean(r.device_class_name, inventory.ClassNames())));
   }
+  alt.class_config = !cls->spec.config.empty();
   // `in_class`: the DeviceClass's selectors (else the request's own).
   auto add = [&](const std::vector<api::DeviceSelector>& selectors, bool in_class) -> absl::Status {
     for (size_t i = 0; i < selectors.size(); ++i) {

@@ -35,6 +35,7 @@ struct CapacityRequest {
 struct Alternative {
   std::string result_name;  // "gpu" or "gpu/small", as results name it
   std::string class_name;
+  bool class_config = false;        // the DeviceClass has config (results carry it)
   std::vector<Selector> selectors;  // class selectors first
   bool all = false;                 // allocationMode All
   int64_t count = 1;                // ExactCount
