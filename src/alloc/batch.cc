@@ -31,6 +31,24 @@ api::ResourceClaim FromTemplate(const api::ResourceClaimTemplate& t, const std::
   return c;
 }
 
+// A claim of objects[object] that belongs at units[unit].claims[slot]: moved there once the
+// units are built (the index reads the objects' names until then).
+struct Deferred {
+  size_t unit, slot, object;
+};
+
+// Adds the claim objects[i] to unit number `unit_index`, `u`: a copy, or (with `deferred`) an
+// empty claim to be replaced.
+void AddClaim(const std::vector<api::SourcedObject>& objects, size_t i, size_t unit_index,
+              AllocationUnit& u, std::vector<Deferred>* deferred) {
+  if (deferred == nullptr) {
+    u.claims.push_back(std::get<api::ResourceClaim>(objects[i].object));
+    return;
+  }
+  deferred->push_back({unit_index, u.claims.size(), i});
+  u.claims.emplace_back();
+}
+
 // Keys are (namespace, name) views into the objects, which outlive the indexes unchanged.
 using Key = std::pair<std::string_view, std::string_view>;
 Key KeyOf(const api::ObjectMeta& m) { return Key(m.namespace_name, m.name); }
@@ -81,10 +99,10 @@ struct UnitIndex {
   }
 };
 
-}  // namespace
-
-absl::StatusOr<std::vector<AllocationUnit>> AllocationUnits(
-    const std::vector<api::SourcedObject>& objects) {
+// AllocationUnits, with each claim of `objects` copied into its unit, or (with `deferred`) an
+// empty claim in its place and where it belongs.
+absl::StatusOr<std::vector<AllocationUnit>> BuildUnits(
+    const std::vector<api::SourcedObject>& objects, std::vector<Deferred>* deferred) {
   const UnitIndex index(objects);
   std::vector<AllocationUnit> units;
   std::vector<bool> allocated(objects.size());  // per claim object: allocated with a Pod
@@ -95,7 +113,8 @@ absl::StatusOr<std::vector<AllocationUnit>> AllocationUnits(
     if (const auto* c = std::get_if<api::ResourceClaim>(&o.object)) {
       if (index.Named(i, *c)) continue;
       units.push_back(
-          {util::Cat(c->metadata.namespace_name, "/", c->metadata.name), {*c}, {}, "", &o});
+          {util::Cat(c->metadata.namespace_name, "/", c->metadata.name), {}, {}, "", &o});
+      AddClaim(objects, i, units.size() - 1, units.back(), deferred);
     } else if (const auto* t = std::get_if<api::ResourceClaimTemplate>(&o.object)) {
       if (index.used_by_pods.contains(KeyOf(t->metadata))) continue;
       std::string name = util::Cat(t->metadata.name, "-", ++uses[t->metadata.name]);
@@ -118,7 +137,7 @@ absl::StatusOr<std::vector<AllocationUnit>> AllocationUnits(
           }
           if (!allocated[it->second]) {
             allocated[it->second] = true;
-            u.claims.push_back(std::get<api::ResourceClaim>(objects[it->second].object));
+            AddClaim(objects, it->second, units.size(), u, deferred);
           } else {
             u.shared.push_back(util::Cat(ns, "/", *rc.resource_claim_name));
           }
@@ -136,6 +155,27 @@ absl::StatusOr<std::vector<AllocationUnit>> AllocationUnits(
     }
   }
   return units;
+}
+
+// The units of `objects`, their claims moved out of it (it keeps the other objects; the
+// claims left behind are empty).
+absl::StatusOr<std::vector<AllocationUnit>> AllocationUnitsTakingClaims(
+    std::vector<api::SourcedObject>& objects) {
+  std::vector<Deferred> deferred;
+  absl::StatusOr<std::vector<AllocationUnit>> units = BuildUnits(objects, &deferred);
+  if (!units.ok()) return units;
+  for (const Deferred& d : deferred) {
+    (*units)[d.unit].claims[d.slot] =
+        std::move(std::get<api::ResourceClaim>(objects[d.object].object));
+  }
+  return units;
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<AllocationUnit>> AllocationUnits(
+    const std::vector<api::SourcedObject>& objects) {
+  return BuildUnits(objects, nullptr);
 }
 
 namespace {
@@ -384,12 +424,12 @@ class InOrder {
 }  // namespace
 
 absl::StatusOr<BatchResult> AllocateInOrder(std::vector<api::SourcedObject> cluster,
-                                            const std::vector<api::SourcedObject>& work,
+                                            std::vector<api::SourcedObject> work,
                                             const std::optional<std::string>& node,
                                             Verification verification) {
   InOrder run(cluster, node, verification);
   if (absl::Status s = run.Nodes(node); !s.ok()) return s;
-  absl::StatusOr<std::vector<AllocationUnit>> units = AllocationUnits(work);
+  absl::StatusOr<std::vector<AllocationUnit>> units = AllocationUnitsTakingClaims(work);
   if (!units.ok()) return units.status();
   run.Expect(*units);
   for (AllocationUnit& u : *units) {

@@ -4,7 +4,7 @@
 // Pod uses (one claim each, named <template>-1). A ResourceClaim that Pods name is allocated
 // with the first such Pod only; later Pods sharing it run on its node. A Pod bound to a node
 // (spec.nodeName) has its claims allocated there only. Results are values;
-// the objects are borrowed for the call (the cluster's are taken by value). Not thread-safe.
+// AllocationUnits borrows its objects; AllocateInOrder takes both lists by value. Not thread-safe.
 #ifndef GPUPLANE_ALLOC_BATCH_H_
 #define GPUPLANE_ALLOC_BATCH_H_
 
@@ -48,13 +48,13 @@ struct BatchResult {
 
 // `cluster`: DeviceClasses, ResourceSlices, Nodes and allocated ResourceClaims (taken by value:
 // pass it with std::move when done with it, and its slices move into the inventory). `work`: what
-// to allocate. `node`: only this node (and explain failures), else every node in order.
-// kVerify: check every allocation with the independent verifier before committing it.
-// Errors: an unknown node, a Pod naming a claim or template that `work` lacks, and (with
-// kVerify) an allocation the verifier rejects.
+// to allocate (taken by value likewise: its claims move into the result). `node`: only this node
+// (and explain failures), else every node in order. kVerify: check every allocation with the
+// independent verifier before committing it. Errors: an unknown node, a Pod naming a claim or
+// template that `work` lacks, and (with kVerify) an allocation the verifier rejects.
 enum class Verification { kOff, kVerify };
 absl::StatusOr<BatchResult> AllocateInOrder(std::vector<api::SourcedObject> cluster,
-                                            const std::vector<api::SourcedObject>& work,
+                                            std::vector<api::SourcedObject> work,
                                             const std::optional<std::string>& node,
                                             Verification verification = Verification::kOff);
 
