@@ -63,6 +63,11 @@ struct SearchCache {
   std::vector<int32_t> static_ids;  // per device, -1 until computed
   std::unordered_map<std::string, int32_t> interned;
   std::unordered_map<std::string, uint32_t> filter_keys;  // interned Alternative::filter_key
+  // The same by the key's address (copies of a compiled claim share it), the keys pinned so
+  // that an address is not reused for another key while it is here.
+  std::unordered_map<const std::string*, uint32_t> filter_key_at;
+  std::vector<std::shared_ptr<const std::string>> pinned;
+  uint32_t FilterKeyId(const std::shared_ptr<const std::string>& key);
   // (filter key id << 32 | node) -> candidates, in inventory order
   std::unordered_map<uint64_t, std::vector<model::DeviceId>> candidates;
   size_t candidate_devices = 0;  // in all lists together
@@ -181,9 +186,7 @@ class Search {
     const std::vector<DeviceId>* found = nullptr;
     std::vector<DeviceId>* own = nullptr;  // this search's own list (sortable in place)
     if (filter_ == nullptr && a.filter_key != nullptr) {
-      auto [id, added] = cache_->filter_keys.try_emplace(
-          *a.filter_key, static_cast<uint32_t>(cache_->filter_keys.size()));
-      const uint64_t key = uint64_t{id->second} << 32 | node_;
+      const uint64_t key = uint64_t{cache_->FilterKeyId(a.filter_key)} << 32 | node_;
       auto it = cache_->candidates.find(key);
       if (it != cache_->candidates.end()) {
         found = &it->second;
@@ -709,9 +712,13 @@ class Search {
   // the scorer reads) as a small id: devices with equal ids are equal in all of it. Kept by
   // the Allocator across searches (computed once per device).
   int32_t StaticId(DeviceId d) const {
+    const std::vector<int32_t>& ids = cache_->static_ids;
+    return !ids.empty() && ids[d] >= 0 ? ids[d] : ComputeStaticId(d);
+  }
+
+  int32_t ComputeStaticId(DeviceId d) const {
     SearchCache& keys = *cache_;
     if (keys.static_ids.empty()) keys.static_ids.assign(inv_.devices().size(), -1);
-    if (keys.static_ids[d] >= 0) return keys.static_ids[d];
     // Raw bytes: a fixed-size part (the capacities' count, each capacity's interned name and
     // value (its nano amount), each scorer attribute's value id or its value's length), then
     // the values of attributes the scorer has no ids for.
@@ -1018,7 +1025,18 @@ void SearchCache::Trim() {
   if (candidate_devices <= kMaxCandidateDevices) return;
   candidates.clear();
   filter_keys.clear();
+  filter_key_at.clear();
+  pinned.clear();
   candidate_devices = 0;
+}
+
+uint32_t SearchCache::FilterKeyId(const std::shared_ptr<const std::string>& key) {
+  auto at = filter_key_at.find(key.get());
+  if (at != filter_key_at.end()) return at->second;
+  auto [it, added] = filter_keys.try_emplace(*key, static_cast<uint32_t>(filter_keys.size()));
+  filter_key_at.emplace(key.get(), it->second);
+  pinned.push_back(key);
+  return it->second;
 }
 
 Allocator::Allocator(const model::Inventory& inventory, AllocatorOptions options)

@@ -153,7 +153,8 @@ class InventoryBuilder {
     }
     Capacities(d, info);
     DeviceId id = static_cast<DeviceId>(inv_.devices_.size());
-    inv_.device_index_.emplace(util::Cat(key.driver, "/", key.name, "/", d.name), id);
+    inv_.device_index_.emplace(
+        Inventory::DeviceKey(owned.spec.driver, owned.spec.pool.name, d.name), id);
     pool.devices.push_back(id);
     inv_.devices_.push_back(std::move(info));
   }
@@ -330,7 +331,7 @@ std::vector<std::string> Inventory::ClassNames() const {
 
 std::optional<DeviceId> Inventory::FindDevice(const std::string& driver, const std::string& pool,
                                               const std::string& device) const {
-  auto it = device_index_.find(util::Cat(driver, "/", pool, "/", device));
+  auto it = device_index_.find(DeviceKey(driver, pool, device));
   if (it == device_index_.end()) return std::nullopt;
   return it->second;
 }

@@ -18,6 +18,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -144,7 +145,9 @@ class Inventory {
   std::vector<CounterSetInfo> counter_sets_;
   std::vector<std::vector<DeviceId>> counter_set_devices_;
   absl::flat_hash_map<std::string, NodeId> node_index_;
-  absl::flat_hash_map<std::string, DeviceId> device_index_;  // "driver/pool/device"
+  // (driver, pool, device) -> id; the names are views into the owned slices.
+  using DeviceKey = std::tuple<std::string_view, std::string_view, std::string_view>;
+  absl::flat_hash_map<DeviceKey, DeviceId> device_index_;
   std::vector<std::string> capacity_names_;
   std::map<std::string, CapacityId, std::less<>> capacity_index_;
   uint32_t capacity_slots_ = 0;
