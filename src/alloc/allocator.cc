@@ -1044,11 +1044,7 @@ Allocator::Allocator(const model::Inventory& inventory, AllocatorOptions options
       options_(options),
       cache_(std::make_unique<SearchCache>()),
       scratch_(std::make_unique<SearchScratch>()),
-      memo_(options.memo) {
-  if (memo_ == nullptr) {
-    own_memo_ = std::make_unique<SelectorMemo>(inventory);
-    memo_ = own_memo_.get();
-  }
+      memo_(inventory, options.memo) {
   if (options_.scorer == nullptr) default_scorer_ = std::make_unique<DefaultScorer>(inventory);
 }
 

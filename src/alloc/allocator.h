@@ -92,10 +92,8 @@ class Allocator {
   // Not const through Allocate: each search reads and fills the cache and reuses the lists.
   std::unique_ptr<SearchCache> cache_;
   std::unique_ptr<SearchScratch> scratch_;
-  // Selector results per device: options_.memo, or its own (unique_ptr: the Allocator stays
-  // movable).
-  std::unique_ptr<SelectorMemo> own_memo_;
-  SelectorMemo* memo_;
+  // Selector results per device: options_.memo, or its own.
+  MemoRef memo_;
 };
 
 }  // namespace gpuplane::alloc

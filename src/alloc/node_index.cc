@@ -29,11 +29,7 @@ bool Passes(const Alternative& alt, const model::DeviceInfo& info, model::Device
 
 NodeIndex::NodeIndex(const model::Inventory& inventory, const model::AllocationState& state,
                      std::vector<model::NodeId> order, SelectorMemo* memo)
-    : inv_(inventory), state_(state), order_(std::move(order)), memo_(memo) {
-  if (memo_ == nullptr) {
-    own_memo_ = std::make_unique<SelectorMemo>(inventory);
-    memo_ = own_memo_.get();
-  }
+    : inv_(inventory), state_(state), order_(std::move(order)), memo_(inventory, memo) {
   size_t nodes = inv_.nodes().size();
   if (order_.empty()) {
     order_.resize(nodes);

@@ -88,9 +88,8 @@ class NodeIndex {
   const model::Inventory& inv_;
   const model::AllocationState& state_;
   std::vector<model::NodeId> order_;
-  // The alternatives' selectors, evaluated once per device alike: the borrowed memo or own_memo_.
-  std::unique_ptr<SelectorMemo> own_memo_;
-  SelectorMemo* memo_;
+  // The alternatives' selectors, evaluated once per device alike: the borrowed memo or its own.
+  MemoRef memo_;
   std::vector<size_t> position_;                      // node id -> position
   std::vector<std::vector<model::NodeId>> reachers_;  // device -> nodes that reach it
   std::vector<uint8_t> free_;                         // device -> counted as free

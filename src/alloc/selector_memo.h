@@ -23,6 +23,7 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -86,6 +87,20 @@ class SelectorMemo {
   int64_t evaluations_ = 0;
   int64_t hits_ = 0;
   int64_t shared_ = 0;
+};
+
+// A memo given to share (borrowed), else one of its own: what an Allocator or a NodeIndex
+// holds. Moving it keeps the memo where it is.
+class MemoRef {
+ public:
+  MemoRef(const model::Inventory& inventory, SelectorMemo* shared)
+      : own_(shared == nullptr ? std::make_unique<SelectorMemo>(inventory) : nullptr),
+        memo_(shared != nullptr ? shared : own_.get()) {}
+  SelectorMemo& operator*() const { return *memo_; }
+
+ private:
+  std::unique_ptr<SelectorMemo> own_;
+  SelectorMemo* memo_;
 };
 
 }  // namespace gpuplane::alloc
