@@ -184,15 +184,15 @@ namespace {
 // where each claim allocated so far runs.
 class InOrder {
  public:
-  InOrder(std::vector<api::SourcedObject>& cluster, const std::optional<std::string>& node,
+  InOrder(const std::vector<api::SourcedObject>& cluster, const std::optional<std::string>& node,
           Verification verification)
-      : inv_(model::Inventory::BuildTakingSlices(cluster)),
+      : inv_(model::Inventory::BuildBorrowingSlices(cluster)),
         state_(inv_),
         memo_(inv_),
         allocator_(inv_, AllocatorOptions{.explain = node.has_value(), .memo = &memo_}),
         verify_(verification == Verification::kVerify),
         one_node_(node.has_value()) {
-    // The slices moved into the inventory; the allocated claims stay for ApplyAllocatedClaims.
+    // The inventory reads the cluster's slices in place; the allocated claims apply to the state.
     out_.warnings = inv_.warnings();
     for (const std::string& p : state_.ApplyAllocatedClaims(inv_, cluster)) {
       out_.warnings.push_back(p);
@@ -423,8 +423,8 @@ class InOrder {
 
 }  // namespace
 
-absl::StatusOr<BatchResult> AllocateInOrder(std::vector<api::SourcedObject> cluster,
-                                            std::vector<api::SourcedObject> work,
+absl::StatusOr<BatchResult> AllocateInOrder(const std::vector<api::SourcedObject>& cluster,
+                                            std::vector<api::SourcedObject>& work,
                                             const std::optional<std::string>& node,
                                             Verification verification) {
   InOrder run(cluster, node, verification);

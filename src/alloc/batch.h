@@ -4,7 +4,8 @@
 // Pod uses (one claim each, named <template>-1). A ResourceClaim that Pods name is allocated
 // with the first such Pod only; later Pods sharing it run on its node. A Pod bound to a node
 // (spec.nodeName) has its claims allocated there only. Results are values;
-// AllocationUnits borrows its objects; AllocateInOrder takes both lists by value. Not thread-safe.
+// AllocationUnits borrows its objects; AllocateInOrder moves the claims out of its work.
+// Not thread-safe.
 #ifndef GPUPLANE_ALLOC_BATCH_H_
 #define GPUPLANE_ALLOC_BATCH_H_
 
@@ -46,15 +47,15 @@ struct BatchResult {
   std::vector<std::string> warnings;  // inventory problems, unknown allocated devices
 };
 
-// `cluster`: DeviceClasses, ResourceSlices, Nodes and allocated ResourceClaims (taken by value:
-// pass it with std::move when done with it, and its slices move into the inventory). `work`: what
-// to allocate (taken by value likewise: its claims move into the result). `node`: only this node
+// `cluster`: DeviceClasses, ResourceSlices, Nodes and allocated ResourceClaims, read in place.
+// `work`: what to allocate; its claims move into the result (they are left empty). Both stay
+// the caller's, to free when done with them. `node`: only this node
 // (and explain failures), else every node in order. kVerify: check every allocation with the
 // independent verifier before committing it. Errors: an unknown node, a Pod naming a claim or
 // template that `work` lacks, and (with kVerify) an allocation the verifier rejects.
 enum class Verification { kOff, kVerify };
-absl::StatusOr<BatchResult> AllocateInOrder(std::vector<api::SourcedObject> cluster,
-                                            std::vector<api::SourcedObject> work,
+absl::StatusOr<BatchResult> AllocateInOrder(const std::vector<api::SourcedObject>& cluster,
+                                            std::vector<api::SourcedObject>& work,
                                             const std::optional<std::string>& node,
                                             Verification verification = Verification::kOff);
 

@@ -50,8 +50,8 @@ absl::StatusOr<nlohmann::ordered_json> RunCase(const nlohmann::json& c, const st
     if (!problem.ok()) return problem.status();
     out["check"] = *problem;
   }
-  absl::StatusOr<alloc::BatchResult> batch = alloc::AllocateInOrder(
-      std::move(*objects), std::move(*work), node, alloc::Verification::kVerify);
+  absl::StatusOr<alloc::BatchResult> batch =
+      alloc::AllocateInOrder(*objects, *work, node, alloc::Verification::kVerify);
   if (!batch.ok()) return batch.status();
   bool allocated = !batch->claims.empty();
   nlohmann::ordered_json claims = nlohmann::ordered_json::array();

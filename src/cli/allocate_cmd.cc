@@ -43,7 +43,7 @@ int RunAllocate(const AllocateOptions& opt) {
   if (PrintLoadErrors(*objects) || PrintLoadErrors(*work)) return kExitUsage;
   util::Stopwatch watch;
   absl::StatusOr<alloc::BatchResult> batch = alloc::AllocateInOrder(
-      std::move(objects->objects), std::move(work->objects),
+      objects->objects, work->objects,
       opt.node.empty() ? std::nullopt : std::optional<std::string>(opt.node));
   if (!batch.ok()) return Fail("allocate", batch.status());
   const double seconds = watch.Elapsed();

@@ -25,8 +25,9 @@ struct PoolKey {
 // Each pool's slices, the pools in key order.
 using Pools = std::vector<std::pair<PoolKey, std::vector<const api::ResourceSlice*>>>;
 
-// What the inventory does with the ResourceSlices it keeps.
-enum class Slices { kCopy, kTake };
+// What the inventory does with the ResourceSlices it reads: keeps a copy, takes them (moves
+// them out of the objects), or reads the caller's in place.
+enum class Slices { kCopy, kTake, kBorrow };
 
 }  // namespace
 
@@ -122,11 +123,13 @@ class InventoryBuilder {
     }
     for (const api::ResourceSlice* s : slices) {
       // Slices the caller gave up are moved (their devices are the bulk of the inventory).
-      inv_.slices_.push_back(
-          slices_ == Slices::kTake
-              ? std::make_unique<api::ResourceSlice>(std::move(const_cast<api::ResourceSlice&>(*s)))
-              : std::make_unique<api::ResourceSlice>(*s));
-      const api::ResourceSlice& owned = *inv_.slices_.back();
+      if (slices_ == Slices::kTake) {
+        inv_.slices_.push_back(
+            std::make_unique<api::ResourceSlice>(std::move(const_cast<api::ResourceSlice&>(*s))));
+      } else if (slices_ == Slices::kCopy) {
+        inv_.slices_.push_back(std::make_unique<api::ResourceSlice>(*s));
+      }
+      const api::ResourceSlice& owned = slices_ == Slices::kBorrow ? *s : *inv_.slices_.back();
       for (const api::Device& d : owned.spec.devices) AddDevice(key, pool_id, owned, d, sets, pool);
       if (!pool.complete) incomplete_slices_.emplace_back(pool_id, &owned);
     }
@@ -273,6 +276,10 @@ Inventory Inventory::Build(const std::vector<api::SourcedObject>& objects) {
 
 Inventory Inventory::BuildTakingSlices(std::vector<api::SourcedObject>& objects) {
   return InventoryBuilder(objects, Slices::kTake).Build();
+}
+
+Inventory Inventory::BuildBorrowingSlices(const std::vector<api::SourcedObject>& objects) {
+  return InventoryBuilder(objects, Slices::kBorrow).Build();
 }
 
 std::string AttributeKey(const api::DeviceAttribute& a) {

@@ -8,7 +8,7 @@
 // (alloc::SelectorMemo), most never: a selector's result is shared by devices alike. Each node
 // knows every device it can reach (node-local, nodeSelector, allNodes, per-device selection).
 // Immutable after Build; safe to read from several threads. Move-only (devices point into slices it
-// owns).
+// owns, or borrows: BuildBorrowingSlices).
 #ifndef GPUPLANE_MODEL_INVENTORY_H_
 #define GPUPLANE_MODEL_INVENTORY_H_
 
@@ -97,6 +97,9 @@ class Inventory {
   // The same, taking the ResourceSlices out of `objects` instead of copying them (they are
   // left moved-from; the other objects are untouched and still usable).
   static Inventory BuildTakingSlices(std::vector<api::SourcedObject>& objects);
+  // The same, reading the ResourceSlices where they are: `objects` must outlive the inventory
+  // unchanged (a run that holds both, as alloc::AllocateInOrder does, frees nothing of them).
+  static Inventory BuildBorrowingSlices(const std::vector<api::SourcedObject>& objects);
 
   Inventory(Inventory&&) = default;
   Inventory& operator=(Inventory&&) = default;
