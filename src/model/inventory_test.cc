@@ -51,6 +51,35 @@ TEST(InventoryTest, ExampleClusterHasDenseIdsAndReachability) {
   EXPECT_FALSE(inv.FindDevice("gpu.nvidia.com", "h100-0", "gpu-8").has_value());
 }
 
+// Copying, taking and borrowing the slices build the same inventory; a borrowing inventory's
+// devices are the objects' own.
+TEST(InventoryTest, CopyingTakingAndBorrowingSlicesBuildTheSameInventory) {
+  const std::vector<api::SourcedObject> objects = Examples();
+  std::vector<api::SourcedObject> taken = objects;
+  Inventory copied = Inventory::Build(objects);
+  Inventory borrowed = Inventory::BuildBorrowingSlices(objects);
+  Inventory took = Inventory::BuildTakingSlices(taken);
+  ASSERT_EQ(borrowed.devices().size(), copied.devices().size());
+  ASSERT_EQ(took.devices().size(), copied.devices().size());
+  for (DeviceId d = 0; d < copied.devices().size(); ++d) {
+    EXPECT_EQ(borrowed.devices()[d].spec->name, copied.devices()[d].spec->name);
+    EXPECT_EQ(took.devices()[d].spec->name, copied.devices()[d].spec->name);
+    EXPECT_EQ(borrowed.devices()[d].node, copied.devices()[d].node);
+    EXPECT_EQ(borrowed.FindDevice(borrowed.pools()[borrowed.devices()[d].pool].driver,
+                                  borrowed.pools()[borrowed.devices()[d].pool].name,
+                                  borrowed.devices()[d].spec->name),
+              std::optional<DeviceId>(d));
+  }
+  bool points_into_objects = false;
+  for (const api::SourcedObject& o : objects) {
+    if (const auto* s = std::get_if<api::ResourceSlice>(&o.object)) {
+      points_into_objects = points_into_objects || borrowed.devices()[0].slice == s;
+    }
+  }
+  EXPECT_TRUE(points_into_objects);
+  EXPECT_EQ(borrowed.FindDevice("gpu.nvidia.com", "no-such-pool", "gpu-0"), std::nullopt);
+}
+
 TEST(InventoryTest, OnlyTheHighestGenerationCountsAndCompletenessIsTracked) {
   std::string dev0 = "  - name: old\n";
   std::string dev1 = "  - name: new\n";
