@@ -112,20 +112,14 @@ absl::StatusOr<std::vector<AllocationUnit>> BuildUnits(
     const api::SourcedObject& o = objects[i];
     if (const auto* c = std::get_if<api::ResourceClaim>(&o.object)) {
       if (index.Named(i, *c)) continue;
-      units.push_back(
-          {util::Cat(c->metadata.namespace_name, "/", c->metadata.name), {}, {}, "", &o});
+      units.push_back({{}, {}, "", &o});
       AddClaim(objects, i, units.size() - 1, units.back(), deferred);
     } else if (const auto* t = std::get_if<api::ResourceClaimTemplate>(&o.object)) {
       if (index.used_by_pods.contains(KeyOf(t->metadata))) continue;
       std::string name = util::Cat(t->metadata.name, "-", ++uses[t->metadata.name]);
-      units.push_back(
-          {t->metadata.namespace_name + "/" + name, {FromTemplate(*t, name, "")}, {}, "", &o});
+      units.push_back({{FromTemplate(*t, name, "")}, {}, "", &o});
     } else if (const auto* p = std::get_if<api::Pod>(&o.object)) {
-      AllocationUnit u{util::Cat("pod ", p->metadata.namespace_name, "/", p->metadata.name),
-                       {},
-                       {},
-                       p->spec.node_name,
-                       &o};
+      AllocationUnit u{{}, {}, p->spec.node_name, &o};
       const std::string& ns = p->metadata.namespace_name;
       for (const api::PodResourceClaim& rc : p->spec.resource_claims) {
         if (rc.resource_claim_name) {
@@ -176,6 +170,14 @@ absl::StatusOr<std::vector<AllocationUnit>> AllocationUnitsTakingClaims(
 absl::StatusOr<std::vector<AllocationUnit>> AllocationUnits(
     const std::vector<api::SourcedObject>& objects) {
   return BuildUnits(objects, nullptr);
+}
+
+std::string AllocationUnit::Label() const {
+  if (const auto* p = std::get_if<api::Pod>(&source->object)) {
+    return util::Cat("pod ", p->metadata.namespace_name, "/", p->metadata.name);
+  }
+  const api::ObjectMeta& m = claims.empty() ? api::MetaOf(source->object) : claims[0].metadata;
+  return util::Cat(m.namespace_name, "/", m.name);
 }
 
 namespace {
@@ -299,13 +301,13 @@ class InOrder {
     for (const std::string& key : u.shared) {
       const std::optional<std::string>& where = placed_[key];
       if (!where) {
-        problem = util::Cat(u.label, " shares ResourceClaim ", key,
+        problem = util::Cat(u.Label(), " shares ResourceClaim ", key,
                             " with an earlier pod, and it could not be allocated");
       } else if (!where->empty()) {
         model::NodeId n = *inv_.FindNode(*where);
         if (!Among(unit_nodes, n)) {
           problem =
-              util::Cat(u.label, " shares ResourceClaim ", key, ", which is allocated on node ",
+              util::Cat(u.Label(), " shares ResourceClaim ", key, ", which is allocated on node ",
                         *where, ", a node this run does not consider");
         }
         narrowed = n;
@@ -322,7 +324,7 @@ class InOrder {
     if (u.node.empty()) return "";
     std::optional<model::NodeId> n = inv_.FindNode(u.node);
     if (!n || !Among(unit_nodes, *n)) {
-      return util::Cat(u.label, " is bound to node ", u.node, " (spec.nodeName), which ",
+      return util::Cat(u.Label(), " is bound to node ", u.node, " (spec.nodeName), which ",
                        n ? "this run does not consider" : "is not among the objects");
     }
     narrowed = *n;
@@ -372,7 +374,7 @@ class InOrder {
       std::string problem = Verify(inv_, state_, ptrs, chosen, outcome.choices);
       if (!problem.empty()) {
         return absl::InternalError(
-            util::Cat(u.label, ": the verifier rejects the allocation: ", problem));
+            util::Cat(u.Label(), ": the verifier rejects the allocation: ", problem));
       }
     }
     if (absl::Status cs = allocator_.Commit(outcome, ptrs, state_); !cs.ok()) return cs;

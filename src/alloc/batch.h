@@ -20,7 +20,8 @@ namespace gpuplane::alloc {
 
 // One unit of allocation: a claim, or all claims of a pod (allocated together).
 struct AllocationUnit {
-  std::string label;  // for output: "ns/name" of the claim or "pod ns/name"
+  // For messages: "pod ns/name", or "ns/name" of the claim (before its claims move on).
+  std::string Label() const;
   std::vector<api::ResourceClaim> claims;
   // Claims ("ns/name") this pod shares with an earlier pod, which allocated them: they are
   // not allocated again, and the pod must run where they are.

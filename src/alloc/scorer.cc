@@ -18,14 +18,13 @@ DefaultScorer::DefaultScorer(const model::Inventory& inventory,
     std::vector<int32_t>& ids = island_.emplace_back(n, -1);
     std::vector<int32_t>& value_ids = values_.emplace_back(n, -1);
     std::vector<std::vector<DeviceId>>& members = members_.emplace_back();
-    absl::flat_hash_map<std::string, int32_t> values;
+    absl::flat_hash_map<model::AttributeValueView, int32_t> values;
     absl::flat_hash_map<std::pair<model::NodeId, int32_t>, int32_t> index;
     for (DeviceId d = 0; d < n; ++d) {
       const api::DeviceAttribute* a = inv_.Attribute(d, attr);
       if (a == nullptr) continue;
-      value_ids[d] =
-          values.try_emplace(model::AttributeKey(*a), static_cast<int32_t>(values.size()))
-              .first->second;
+      value_ids[d] = values.try_emplace(model::ValueView(*a), static_cast<int32_t>(values.size()))
+                         .first->second;
       auto [it, fresh] = index.try_emplace({inv_.devices()[d].node, value_ids[d]},
                                            static_cast<int32_t>(members.size()));
       if (fresh) members.emplace_back();

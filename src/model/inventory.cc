@@ -282,12 +282,27 @@ Inventory Inventory::BuildBorrowingSlices(const std::vector<api::SourcedObject>&
   return InventoryBuilder(objects, Slices::kBorrow).Build();
 }
 
+AttributeValueView ValueView(const api::DeviceAttribute& a) {
+  if (a.int_value) return {'i', *a.int_value, {}};
+  if (a.bool_value) return {'b', *a.bool_value ? 1 : 0, {}};
+  if (a.string_value) return {'s', 0, *a.string_value};
+  if (a.version_value) return {'v', 0, *a.version_value};
+  return {};
+}
+
 std::string AttributeKey(const api::DeviceAttribute& a) {
-  if (a.int_value) return util::Cat("i", *a.int_value);
-  if (a.bool_value) return *a.bool_value ? "b1" : "b0";
-  if (a.string_value) return util::Cat("s", *a.string_value);
-  if (a.version_value) return util::Cat("v", *a.version_value);
-  return "-";
+  const AttributeValueView v = ValueView(a);
+  switch (v.kind) {
+    case 'i':
+      return util::Cat("i", v.number);
+    case 'b':
+      return v.number != 0 ? "b1" : "b0";
+    case 's':
+    case 'v':
+      return util::Cat(std::string(1, v.kind), v.text);
+    default:
+      return "-";
+  }
 }
 
 const api::DeviceAttribute* Inventory::Attribute(DeviceId d, const std::string& qualified) const {

@@ -19,6 +19,7 @@
 #include <string>
 #include <string_view>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -86,7 +87,22 @@ struct NodeInfo {
   std::vector<PoolId> incomplete_pools;
 };
 
-// A compact string that identifies an attribute value (type and value), for hashing and maps.
+// An attribute's value as its type and value, without copying: the first of int, bool,
+// string and version that is set ('i', 'b', 's', 'v'; '-' for none), its number (an int, a
+// bool as 0 or 1) or its text (a view into the attribute). Equal views, equal values.
+struct AttributeValueView {
+  char kind = '-';
+  int64_t number = 0;
+  std::string_view text;
+  bool operator==(const AttributeValueView&) const = default;
+  template <typename H>
+  friend H AbslHashValue(H h, const AttributeValueView& v) {
+    return H::combine(std::move(h), v.kind, v.number, v.text);
+  }
+};
+AttributeValueView ValueView(const api::DeviceAttribute& a);
+
+// A compact string that identifies an attribute value (its ValueView), for hashing and maps.
 std::string AttributeKey(const api::DeviceAttribute& a);
 
 class Inventory {

@@ -90,10 +90,12 @@ absl::StatusOr<ClaimWorkload> LoadClaimWorkload(const std::vector<std::string>& 
     std::optional<double> duration = Seconds(pod->metadata, kDurationAnnotation, 0, true, problem);
     if (problem.empty() && u.claims.empty()) problem = "has no resourceClaims";
     if (!problem.empty()) {
-      out.problems.push_back(util::Cat(where, ": ", u.label, ": ", problem, "; skipped"));
+      out.problems.push_back(util::Cat(where, ": ", u.Label(), ": ", problem, "; skipped"));
       continue;
     }
-    out.jobs.push_back({u.label, where, *u.source, std::move(u.claims), *arrival, *duration});
+    std::string label = u.Label();
+    out.jobs.push_back(
+        {std::move(label), where, *u.source, std::move(u.claims), *arrival, *duration});
   }
   std::stable_sort(out.jobs.begin(), out.jobs.end(),
                    [](const ClaimJob& a, const ClaimJob& b) { return a.arrival < b.arrival; });
