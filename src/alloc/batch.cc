@@ -233,21 +233,9 @@ class InOrder {
     std::string shared_problem = SharedNodes(u, unit_nodes, narrowed);
     if (shared_problem.empty()) shared_problem = BoundNode(u, unit_nodes, narrowed);
     std::string problem;  // the last claim that does not compile, unless sharing failed
-    std::vector<CompiledClaim> compiled;
-    bool last_compiled = false;  // whether the unit's last claim compiled
-    for (const api::ResourceClaim& c : u.claims) {
-      absl::StatusOr<CompiledClaim> cc = Compile(c);
-      last_compiled = cc.ok();
-      if (!cc.ok()) {
-        problem = std::string(cc.status().message());
-      } else {
-        compiled.push_back(std::move(*cc));
-      }
-    }
+    CompileUnit(u, problem);
     if (!shared_problem.empty()) problem = shared_problem;
-    std::vector<const CompiledClaim*> ptrs;
-    ptrs.reserve(compiled.size());
-    for (const CompiledClaim& c : compiled) ptrs.push_back(&c);
+    const std::vector<const CompiledClaim*>& ptrs = ptrs_;
     Outcome outcome;
     model::NodeId chosen = model::kNoId;
     std::vector<std::string> reasons;
@@ -261,12 +249,7 @@ class InOrder {
       if (absl::Status s = Commit(u, ptrs, chosen, outcome); !s.ok()) return s;
     }
     Record(u, chosen, outcome, reasons);
-    if (last_compiled) {
-      previous_ = std::move(compiled.back());
-      previous_outcome_ = out_.claims.size() - 1;
-    } else {
-      previous_.reset();
-    }
+    previous_outcome_ = out_.claims.size() - 1;
     return absl::OkStatus();
   }
 
@@ -279,18 +262,40 @@ class InOrder {
     return std::find(unit_nodes.begin(), unit_nodes.end(), n) != unit_nodes.end();
   }
 
-  // The claim compiled. A claim whose spec equals the previous unit's last claim's (claims
-  // of one template, or written alike, come in runs) takes over its compiled form: only the
-  // names differ, and the spec, the classes and the capacities decide the rest.
-  absl::StatusOr<CompiledClaim> Compile(const api::ResourceClaim& c) {
-    if (previous_ && out_.claims[previous_outcome_].claim.spec == c.spec) {
-      CompiledClaim cc = std::move(*previous_);
-      previous_.reset();
-      cc.ns = c.metadata.namespace_name;
-      cc.name = c.metadata.name;
-      return cc;
+  // The unit's claims compiled into compiled_ (ptrs_ point at them); `problem`: the last
+  // claim's that does not compile. A first claim whose spec equals the previous unit's last
+  // claim's (claims of one template, or written alike, come in runs) takes over its compiled
+  // form, left at the back of compiled_: only the names differ, and the spec, the classes and
+  // the capacities decide the rest.
+  void CompileUnit(const AllocationUnit& u, std::string& problem) {
+    const bool reuse = previous_compiled_ && !u.claims.empty() &&
+                       out_.claims[previous_outcome_].claim.spec == u.claims[0].spec;
+    if (reuse) {
+      if (compiled_.size() > 1) std::swap(compiled_.front(), compiled_.back());
+      compiled_.resize(1);
+    } else {
+      compiled_.clear();
     }
-    return CompileClaim(c.metadata.namespace_name, c.metadata.name, c.spec, inv_, cache_);
+    previous_compiled_ = false;
+    for (size_t i = 0; i < u.claims.size(); ++i) {
+      const api::ResourceClaim& c = u.claims[i];
+      if (i == 0 && reuse) {
+        compiled_[0].ns = c.metadata.namespace_name;
+        compiled_[0].name = c.metadata.name;
+        previous_compiled_ = true;
+        continue;
+      }
+      absl::StatusOr<CompiledClaim> cc =
+          CompileClaim(c.metadata.namespace_name, c.metadata.name, c.spec, inv_, cache_);
+      previous_compiled_ = cc.ok();
+      if (cc.ok()) {
+        compiled_.push_back(std::move(*cc));
+      } else {
+        problem = std::string(cc.status().message());
+      }
+    }
+    ptrs_.clear();
+    for (const CompiledClaim& c : compiled_) ptrs_.push_back(&c);
   }
 
   // Narrows `unit_nodes` to where the claims the unit shares run (kept in `narrowed`); the
@@ -320,9 +325,13 @@ class InOrder {
   // Narrows `unit_nodes` to the node a Pod is bound to (spec.nodeName, kept in `narrowed`);
   // the problem, or "".
   std::string BoundNode(const AllocationUnit& u, std::span<const model::NodeId>& unit_nodes,
-                        model::NodeId& narrowed) const {
+                        model::NodeId& narrowed) {
     if (u.node.empty()) return "";
-    std::optional<model::NodeId> n = inv_.FindNode(u.node);
+    if (u.node != bound_name_) {  // Pods bound to one node often come in runs
+      bound_name_ = u.node;
+      bound_id_ = inv_.FindNode(u.node);
+    }
+    const std::optional<model::NodeId> n = bound_id_;
     if (!n || !Among(unit_nodes, *n)) {
       return util::Cat(u.Label(), " is bound to node ", u.node, " (spec.nodeName), which ",
                        n ? "this run does not consider" : "is not among the objects");
@@ -413,10 +422,16 @@ class InOrder {
   std::optional<NodeIndex> index_;        // built once the allocated claims are applied
   bool verify_, one_node_;
   bool track_placement_ = false;  // some unit shares a claim: placed_ is kept
-  // The previous unit's last claim compiled, and its outcome in out_.claims (for Compile).
-  std::optional<CompiledClaim> previous_;
+  // The unit's claims compiled (the previous unit's until CompileUnit), and pointers to them.
+  std::vector<CompiledClaim> compiled_;
+  std::vector<const CompiledClaim*> ptrs_;
+  // Whether the previous unit's last claim compiled (it is then compiled_.back()), and that
+  // claim's outcome in out_.claims.
+  bool previous_compiled_ = false;
   size_t previous_outcome_ = 0;
   std::vector<model::NodeId> nodes_;
+  std::string bound_name_;  // the last spec.nodeName looked up, and its id
+  std::optional<model::NodeId> bound_id_;
   // Where each claim allocated so far runs: a node, "" when not node-local, absent when it
   // could not be allocated.
   absl::flat_hash_map<std::string, std::optional<std::string>> placed_;
