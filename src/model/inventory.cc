@@ -155,6 +155,9 @@ class InventoryBuilder {
       info.node = last_node_;
     }
     Capacities(d, info);
+    info.qualified_attributes =
+        std::any_of(d.attributes.begin(), d.attributes.end(),
+                    [](const auto& a) { return a.first.find('/') != std::string::npos; });
     DeviceId id = static_cast<DeviceId>(inv_.devices_.size());
     inv_.device_index_.emplace(
         Inventory::DeviceKey(owned.spec.driver, owned.spec.pool.name, d.name), id);
@@ -306,13 +309,15 @@ std::string AttributeKey(const api::DeviceAttribute& a) {
 }
 
 const api::DeviceAttribute* Inventory::Attribute(DeviceId d, const std::string& qualified) const {
-  const api::Device& dev = *devices_[d].spec;
-  auto it = dev.attributes.find(qualified);
-  if (it != dev.attributes.end()) return &it->second;
-  size_t slash = qualified.find('/');
-  if (slash != std::string::npos &&
-      qualified.compare(0, slash, pools_[devices_[d].pool].driver) == 0) {
-    it = dev.attributes.find(std::string_view(qualified).substr(slash + 1));
+  const DeviceInfo& info = devices_[d];
+  const api::Device& dev = *info.spec;
+  const size_t slash = qualified.find('/');
+  if (slash == std::string::npos || info.qualified_attributes) {  // as written
+    auto it = dev.attributes.find(qualified);
+    if (it != dev.attributes.end()) return &it->second;
+  }
+  if (slash != std::string::npos && qualified.compare(0, slash, pools_[info.pool].driver) == 0) {
+    auto it = dev.attributes.find(std::string_view(qualified).substr(slash + 1));
     if (it != dev.attributes.end()) return &it->second;
   }
   return nullptr;

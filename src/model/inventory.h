@@ -59,7 +59,10 @@ struct DeviceInfo {
   // (AllocationState keeps what is consumed per slot); kNoId for the others.
   uint32_t capacity_slot = kNoId;
   bool shareable = false;  // allowMultipleAllocations
-  NodeId node = kNoId;     // set for node-local devices
+  // Some attribute is published with its domain ("d/name"); else Attribute skips looking up
+  // a qualified name as written.
+  bool qualified_attributes = false;
+  NodeId node = kNoId;  // set for node-local devices
 };
 
 struct PoolInfo {

@@ -80,6 +80,31 @@ TEST(InventoryTest, CopyingTakingAndBorrowingSlicesBuildTheSameInventory) {
   EXPECT_EQ(borrowed.FindDevice("gpu.nvidia.com", "no-such-pool", "gpu-0"), std::nullopt);
 }
 
+// Attributes are found by qualified name whether published with their domain or, in the
+// driver's own domain, without it; the spelling as published wins when both exist.
+TEST(InventoryTest, AttributesByQualifiedName) {
+  Inventory inv = Inventory::Build(
+      Load(Slice("s", "nodeName: node-1", 1, 1,
+                 "  - {name: a, attributes: {x: {int: 1}, gpu.nvidia.com/y: {int: 2}, other.com/z: "
+                 "{int: 3}}}\n"
+                 "  - {name: b, attributes: {x: {int: 4}, gpu.nvidia.com/x: {int: 5}}}\n"
+                 "  - {name: c, attributes: {y: {int: 6}}}\n")));
+  ASSERT_EQ(inv.devices().size(), 3u);
+  auto at = [&](DeviceId d, const std::string& name) -> std::optional<int64_t> {
+    const api::DeviceAttribute* a = inv.Attribute(d, name);
+    return a == nullptr ? std::nullopt : a->int_value;
+  };
+  EXPECT_EQ(at(0, "gpu.nvidia.com/x"), 1);
+  EXPECT_EQ(at(0, "x"), 1);
+  EXPECT_EQ(at(0, "gpu.nvidia.com/y"), 2);
+  EXPECT_EQ(at(0, "other.com/z"), 3);
+  EXPECT_EQ(at(0, "gpu.nvidia.com/z"), std::nullopt);
+  EXPECT_EQ(at(0, "other.com/x"), std::nullopt);
+  EXPECT_EQ(at(1, "gpu.nvidia.com/x"), 5);
+  EXPECT_EQ(at(2, "gpu.nvidia.com/y"), 6);
+  EXPECT_EQ(at(2, "other.com/y"), std::nullopt);
+}
+
 TEST(InventoryTest, OnlyTheHighestGenerationCountsAndCompletenessIsTracked) {
   std::string dev0 = "  - name: old\n";
   std::string dev1 = "  - name: new\n";
