@@ -398,10 +398,10 @@ class InOrder {
       ClaimOutcome& co = out_.claims.emplace_back();
       co.claim = std::move(u.claims[i]);
       co.allocated = chosen != model::kNoId;
-      std::optional<std::string> where;
+      std::optional<std::string> where;  // for placed_: a node, "" if not node-local, or none
       if (co.allocated) {
         co.node = inv_.nodes()[chosen].name;
-        where = outcome.results[i].node_selector ? co.node : "";
+        if (track_placement_) where = outcome.results[i].node_selector ? co.node : "";
         co.claim.status.allocation = std::move(outcome.results[i]);
       } else {
         co.reasons = reasons;
