@@ -1,6 +1,7 @@
 #include "alloc/batch.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <span>
@@ -31,22 +32,37 @@ api::ResourceClaim FromTemplate(const api::ResourceClaimTemplate& t, const std::
   return c;
 }
 
-// A claim of objects[object] that belongs at units[unit].claims[slot]: moved there once the
-// units are built (the index reads the objects' names until then).
-struct Deferred {
-  size_t unit, slot, object;
+// The claims of Pods' units when BuildUnits takes them: in order, each unit's claims, moved
+// into the units once they are built (the index reads the objects' names until then).
+struct Deferral {
+  static constexpr size_t kMade = SIZE_MAX;
+  struct Claim {
+    size_t unit;
+    size_t object;  // objects[object]'s claim, or kMade: made[made_index]
+    size_t made_index;
+  };
+  std::vector<Claim> order;
+  std::vector<api::ResourceClaim> made;  // from templates
 };
 
-// Adds the claim objects[i] to unit number `unit_index`, `u`: a copy, or (with `deferred`) an
-// empty claim to be replaced.
+// Adds the claim objects[i] to unit number `unit_index`, `u`: a copy, or (with `deferral`) later.
 void AddClaim(const std::vector<api::SourcedObject>& objects, size_t i, size_t unit_index,
-              AllocationUnit& u, std::vector<Deferred>* deferred) {
-  if (deferred == nullptr) {
+              AllocationUnit& u, Deferral* deferral) {
+  if (deferral == nullptr) {
     u.claims.push_back(std::get<api::ResourceClaim>(objects[i].object));
-    return;
+  } else {
+    deferral->order.push_back({unit_index, i, 0});
   }
-  deferred->push_back({unit_index, u.claims.size(), i});
-  u.claims.emplace_back();
+}
+
+// Adds a claim made from a template likewise.
+void AddMade(api::ResourceClaim claim, size_t unit_index, AllocationUnit& u, Deferral* deferral) {
+  if (deferral == nullptr) {
+    u.claims.push_back(std::move(claim));
+  } else {
+    deferral->made.push_back(std::move(claim));
+    deferral->order.push_back({unit_index, Deferral::kMade, deferral->made.size() - 1});
+  }
 }
 
 // Keys are (namespace, name) views into the objects, which outlive the indexes unchanged.
@@ -99,10 +115,10 @@ struct UnitIndex {
   }
 };
 
-// AllocationUnits, with each claim of `objects` copied into its unit, or (with `deferred`) an
-// empty claim in its place and where it belongs.
+// AllocationUnits, with each claim of `objects` copied into its unit, or (with `deferral`)
+// the claims of Pods and of ResourceClaims recorded there instead.
 absl::StatusOr<std::vector<AllocationUnit>> BuildUnits(
-    const std::vector<api::SourcedObject>& objects, std::vector<Deferred>* deferred) {
+    const std::vector<api::SourcedObject>& objects, Deferral* deferral) {
   const UnitIndex index(objects);
   std::vector<AllocationUnit> units;
   std::vector<bool> allocated(objects.size());  // per claim object: allocated with a Pod
@@ -113,7 +129,7 @@ absl::StatusOr<std::vector<AllocationUnit>> BuildUnits(
     if (const auto* c = std::get_if<api::ResourceClaim>(&o.object)) {
       if (index.Named(i, *c)) continue;
       units.push_back({{}, {}, "", &o});
-      AddClaim(objects, i, units.size() - 1, units.back(), deferred);
+      AddClaim(objects, i, units.size() - 1, units.back(), deferral);
     } else if (const auto* t = std::get_if<api::ResourceClaimTemplate>(&o.object)) {
       if (index.used_by_pods.contains(KeyOf(t->metadata))) continue;
       std::string name = util::Cat(t->metadata.name, "-", ++uses[t->metadata.name]);
@@ -131,7 +147,7 @@ absl::StatusOr<std::vector<AllocationUnit>> BuildUnits(
           }
           if (!allocated[it->second]) {
             allocated[it->second] = true;
-            AddClaim(objects, it->second, units.size(), u, deferred);
+            AddClaim(objects, it->second, units.size(), u, deferral);
           } else {
             u.shared.push_back(util::Cat(ns, "/", *rc.resource_claim_name));
           }
@@ -142,7 +158,8 @@ absl::StatusOr<std::vector<AllocationUnit>> BuildUnits(
                 o.file, ":", o.line, ": ", api::Label(o.object), ": ResourceClaimTemplate \"",
                 rc.resource_claim_template_name.value_or(""), "\" is not in the claims file"));
           }
-          u.claims.push_back(FromTemplate(*it->second, p->metadata.name + "-" + rc.name, ns));
+          AddMade(FromTemplate(*it->second, p->metadata.name + "-" + rc.name, ns), units.size(), u,
+                  deferral);
         }
       }
       units.push_back(std::move(u));
@@ -155,12 +172,14 @@ absl::StatusOr<std::vector<AllocationUnit>> BuildUnits(
 // claims left behind are empty).
 absl::StatusOr<std::vector<AllocationUnit>> AllocationUnitsTakingClaims(
     std::vector<api::SourcedObject>& objects) {
-  std::vector<Deferred> deferred;
-  absl::StatusOr<std::vector<AllocationUnit>> units = BuildUnits(objects, &deferred);
+  Deferral deferral;
+  absl::StatusOr<std::vector<AllocationUnit>> units = BuildUnits(objects, &deferral);
   if (!units.ok()) return units;
-  for (const Deferred& d : deferred) {
-    (*units)[d.unit].claims[d.slot] =
-        std::move(std::get<api::ResourceClaim>(objects[d.object].object));
+  for (const Deferral::Claim& c : deferral.order) {
+    (*units)[c.unit].claims.push_back(
+        c.object == Deferral::kMade
+            ? std::move(deferral.made[c.made_index])
+            : std::move(std::get<api::ResourceClaim>(objects[c.object].object)));
   }
   return units;
 }
