@@ -32,8 +32,8 @@ api::ResourceClaim FromTemplate(const api::ResourceClaimTemplate& t, const std::
   return c;
 }
 
-// The claims of Pods' units when BuildUnits takes them: in order, each unit's claims, moved
-// into the units once they are built (the index reads the objects' names until then).
+// The claims of Pods and ResourceClaims when BuildUnits takes them, in order: moved into their
+// units once the units are built (the index reads the objects' names until then).
 struct Deferral {
   static constexpr size_t kMade = SIZE_MAX;
   struct Claim {
