@@ -63,10 +63,10 @@ struct SearchCache {
   std::vector<int32_t> static_ids;  // per device, -1 until computed
   std::unordered_map<std::string, int32_t> interned;
   std::unordered_map<std::string, uint32_t> filter_keys;  // interned Alternative::filter_key
-  // The same by the key's address (copies of a compiled claim share it), the keys pinned so
-  // that an address is not reused for another key while it is here.
-  std::unordered_map<const std::string*, uint32_t> filter_key_at;
-  std::vector<std::shared_ptr<const std::string>> pinned;
+  // The same by the key's address (copies of a compiled claim share it), each key pinned so
+  // that its address is not reused for another key while it is here.
+  std::unordered_map<const std::string*, std::pair<std::shared_ptr<const std::string>, uint32_t>>
+      filter_key_at;
   uint32_t FilterKeyId(const std::shared_ptr<const std::string>& key);
   // (filter key id << 32 | node) -> candidates, in inventory order
   std::unordered_map<uint64_t, std::vector<model::DeviceId>> candidates;
@@ -1026,16 +1026,14 @@ void SearchCache::Trim() {
   candidates.clear();
   filter_keys.clear();
   filter_key_at.clear();
-  pinned.clear();
   candidate_devices = 0;
 }
 
 uint32_t SearchCache::FilterKeyId(const std::shared_ptr<const std::string>& key) {
   auto at = filter_key_at.find(key.get());
-  if (at != filter_key_at.end()) return at->second;
+  if (at != filter_key_at.end()) return at->second.second;
   auto [it, added] = filter_keys.try_emplace(*key, static_cast<uint32_t>(filter_keys.size()));
-  filter_key_at.emplace(key.get(), it->second);
-  pinned.push_back(key);
+  filter_key_at.emplace(key.get(), std::make_pair(key, it->second));
   return it->second;
 }
 

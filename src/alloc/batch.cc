@@ -268,7 +268,6 @@ class InOrder {
       if (absl::Status s = Commit(u, ptrs, chosen, outcome); !s.ok()) return s;
     }
     Record(u, chosen, outcome, reasons);
-    previous_outcome_ = out_.claims.size() - 1;
     return absl::OkStatus();
   }
 
@@ -288,7 +287,7 @@ class InOrder {
   // the capacities decide the rest.
   void CompileUnit(const AllocationUnit& u, std::string& problem) {
     const bool reuse = previous_compiled_ && !u.claims.empty() &&
-                       out_.claims[previous_outcome_].claim.spec == u.claims[0].spec;
+                       out_.claims.back().claim.spec == u.claims[0].spec;
     if (reuse) {
       if (compiled_.size() > 1) std::swap(compiled_.front(), compiled_.back());
       compiled_.resize(1);
@@ -444,10 +443,9 @@ class InOrder {
   // The unit's claims compiled (the previous unit's until CompileUnit), and pointers to them.
   std::vector<CompiledClaim> compiled_;
   std::vector<const CompiledClaim*> ptrs_;
-  // Whether the previous unit's last claim compiled (it is then compiled_.back()), and that
-  // claim's outcome in out_.claims.
+  // Whether the previous unit's last claim compiled (it is then compiled_.back(), and its
+  // outcome out_.claims.back()).
   bool previous_compiled_ = false;
-  size_t previous_outcome_ = 0;
   std::vector<model::NodeId> nodes_;
   std::string bound_name_;  // the last spec.nodeName looked up, and its id
   std::optional<model::NodeId> bound_id_;
