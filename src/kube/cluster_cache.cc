@@ -9,6 +9,7 @@
 
 #include "absl/strings/numbers.h"
 #include "api/reader.h"
+#include "kube/json_field.h"
 #include "util/strings.h"
 
 namespace gpuplane::kube {
@@ -51,7 +52,7 @@ struct KindSpec {
 
 // A resourceVersion as etcd writes them (a decimal counter), or -1.
 int64_t Version(const nlohmann::json& obj) {
-  const nlohmann::json& m = obj.value("metadata", nlohmann::json::object());
+  const nlohmann::json& m = Field(obj, "metadata");
   std::string rv = m.value("resourceVersion", "");
   int64_t v = -1;
   if (rv.empty() || !absl::SimpleAtoi(rv, &v)) return -1;

@@ -12,6 +12,7 @@
 #include <set>
 #include <tuple>
 
+#include "kube/json_field.h"
 #include "kube/rest_config.h"
 #include "kube/writer.h"
 #include "util/strings.h"
@@ -160,7 +161,7 @@ std::string SchedulerPlaneTest::NodeOf(const std::string& pod) {
 json SchedulerPlaneTest::Condition(const std::string& pod, const std::string& type) {
   json p = Get(PodPath(ns_, pod));
   if (!p.is_object()) return json();
-  for (const json& c : p["status"].value("conditions", json::array())) {
+  for (const json& c : Field(p["status"], "conditions")) {
     if (c.value("type", "") == type) return c;
   }
   return json();
@@ -208,9 +209,9 @@ std::string SchedulerPlaneTest::GangViolation() {
   std::map<std::string, int> allocated_in_gang;
   for (const json& c : claims) {
     if (!c.contains("status") || !c["status"].contains("allocation")) continue;
-    std::string gang = c["metadata"].value("labels", json::object()).value(kGangLabel, "");
+    std::string gang = Field(c["metadata"], "labels").value(kGangLabel, "");
     if (!gang.empty()) ++allocated_in_gang[gang];
-    for (const json& r : c["status"]["allocation"]["devices"].value("results", json::array())) {
+    for (const json& r : Field(c["status"]["allocation"]["devices"], "results")) {
       if (!devices.emplace(r.value("driver", ""), r.value("pool", ""), r.value("device", ""))
                .second) {
         return util::Cat("device ", r.value("pool", ""), "/", r.value("device", ""),
@@ -220,7 +221,7 @@ std::string SchedulerPlaneTest::GangViolation() {
   }
   for (const json& w : workloads) {
     std::string name = w["metadata"]["name"];
-    if (w["metadata"].value("annotations", json::object()).contains(kGangIntent)) {
+    if (Field(w["metadata"], "annotations").contains(kGangIntent)) {
       return util::Cat("Workload ", name, " has an open gang intent");
     }
     int members = 0, bound = 0;

@@ -11,6 +11,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "kube/json_field.h"
 #include "sched/fair_share.h"
 #include "sched/pass.h"
 #include "sched/queues.h"
@@ -37,18 +38,18 @@ void Log(const std::string& msg) { std::fprintf(stderr, "gpuplane scheduler: %s\
 // scheduler's pending pods that are not being deleted, not gated, and whose claims from
 // templates exist in the cache (`waiting` counts those that do not yet).
 bool Keep(const json& pod, const std::string& name, const ClusterCache& cache, int64_t& waiting) {
-  const json& spec = pod.value("spec", json::object());
-  const json& status = pod.value("status", json::object());
+  const json& spec = Field(pod, "spec");
+  const json& status = Field(pod, "status");
   std::string phase = status.value("phase", "");
   if (phase == "Succeeded" || phase == "Failed") return false;
   if (!spec.value("nodeName", "").empty()) return true;
   if (spec.value("schedulerName", "default-scheduler") != name) return false;
   if (pod["metadata"].contains("deletionTimestamp")) return false;
   if (spec.contains("schedulingGates") && !spec["schedulingGates"].empty()) return false;
-  for (const json& rc : spec.value("resourceClaims", json::array())) {
+  for (const json& rc : Field(spec, "resourceClaims")) {
     if (!rc.contains("resourceClaimTemplateName")) continue;
     bool made = false;
-    for (const json& st : status.value("resourceClaimStatuses", json::array())) {
+    for (const json& st : Field(status, "resourceClaimStatuses")) {
       if (made || st.value("name", "") != rc.value("name", "")) continue;
       if (!st.contains("resourceClaimName") || !st["resourceClaimName"].is_string()) continue;
       std::string key = util::Cat(pod["metadata"].value("namespace", ""), "/",
@@ -96,7 +97,7 @@ using DeviceId = std::tuple<std::string, std::string, std::string>;  // driver, 
 
 void AddDevices(const json& allocation, std::set<DeviceId>& out) {
   if (!allocation.is_object() || !allocation.contains("devices")) return;
-  for (const json& r : allocation["devices"].value("results", json::array())) {
+  for (const json& r : Field(allocation["devices"], "results")) {
     out.emplace(r.value("driver", ""), r.value("pool", ""), r.value("device", ""));
   }
 }
@@ -146,11 +147,11 @@ std::vector<DisruptionBudget> Budgets(const std::vector<json>& pdbs) {
   std::vector<DisruptionBudget> out;
   for (const json& b : pdbs) {
     DisruptionBudget budget;
-    budget.ns = b.value("metadata", json::object()).value("namespace", "");
+    budget.ns = Field(b, "metadata").value("namespace", "");
     if (b.contains("spec") && b["spec"].is_object()) {
       budget.selector = b["spec"].value("selector", json());
     }
-    const json& status = b.value("status", json::object());
+    const json& status = Field(b, "status");
     if (status.contains("disruptionsAllowed") && status["disruptionsAllowed"].is_number_integer()) {
       budget.allowed = status["disruptionsAllowed"].get<int64_t>();
     }
@@ -162,20 +163,20 @@ std::vector<DisruptionBudget> Budgets(const std::vector<json>& pdbs) {
 // A label selector (matchLabels, matchExpressions) against a pod's labels.
 bool Selects(const json& selector, const std::map<std::string, std::string>& labels) {
   if (!selector.is_object()) return false;
-  const json match = selector.value("matchLabels", json::object());
+  const json& match = Field(selector, "matchLabels");
   for (const auto& [key, value] : match.items()) {
     auto it = labels.find(key);
     if (it == labels.end() || !value.is_string() || it->second != value.get<std::string>()) {
       return false;
     }
   }
-  for (const json& e : selector.value("matchExpressions", json::array())) {
+  for (const json& e : Field(selector, "matchExpressions")) {
     if (!e.is_object()) return false;
     std::string op = e.value("operator", "");
     auto it = labels.find(e.value("key", ""));
     bool has = it != labels.end();
     bool in = false;
-    for (const json& v : e.value("values", json::array())) {
+    for (const json& v : Field(e, "values")) {
       in = in || (has && v.is_string() && v.get<std::string>() == it->second);
     }
     if ((op == "In" && !in) || (op == "NotIn" && in) || (op == "Exists" && !has) ||
@@ -199,13 +200,13 @@ bool Covers(const DisruptionBudget& b, const sched::PodInfo& p) {
 // The job a running pod (as the API serves it) belongs to: its PodGroup or Workload pod group
 // and replica, else the pod itself (as sched/preempt.cc groups victims).
 std::string JobOf(const json& pod) {
-  const json meta = pod.value("metadata", json::object());
+  const json& meta = Field(pod, "metadata");
   std::string ns = meta.value("namespace", "");
-  const json labels = meta.value("labels", json::object());
+  const json& labels = Field(meta, "labels");
   if (labels.contains(sched::kPodGroupLabel) && labels[sched::kPodGroupLabel].is_string()) {
     return util::Cat("PodGroup/", ns, "/", labels[sched::kPodGroupLabel].get<std::string>());
   }
-  const json& spec = pod.value("spec", json::object());
+  const json& spec = Field(pod, "spec");
   if (spec.contains("workloadRef") && spec["workloadRef"].is_object()) {
     const json& w = spec["workloadRef"];
     return util::Cat("Workload/", ns, "/", w.value("name", ""), "/", w.value("podGroup", ""), "/",
@@ -217,8 +218,8 @@ std::string JobOf(const json& pod) {
 // Whether this scheduler marked the pod preempted (DisruptionTarget, PreemptionByScheduler,
 // naming it).
 bool MarkedBy(const json& pod, const std::string& scheduler) {
-  const json& status = pod.value("status", json::object());
-  for (const json& c : status.value("conditions", json::array())) {
+  const json& status = Field(pod, "status");
+  for (const json& c : Field(status, "conditions")) {
     if (!c.is_object()) continue;
     if (c.value("type", "") == "DisruptionTarget" && c.value("status", "") == "True" &&
         c.value("reason", "") == "PreemptionByScheduler" &&
@@ -668,8 +669,8 @@ void Scheduler::FinishPreemptions() {
   std::vector<json> pods = cache_->List("Pod");
   std::set<std::string> jobs;  // jobs with a victim this scheduler marked and that still runs
   auto running = [](const json& p) {
-    return !p.value("spec", json::object()).value("nodeName", "").empty() &&
-           !p.value("metadata", json::object()).contains("deletionTimestamp");
+    return !Field(p, "spec").value("nodeName", "").empty() &&
+           !Field(p, "metadata").contains("deletionTimestamp");
   };
   for (const json& p : pods) {
     if (running(p) && MarkedBy(p, options_.name)) jobs.insert(JobOf(p));
@@ -678,10 +679,10 @@ void Scheduler::FinishPreemptions() {
   std::vector<DisruptionBudget> budgets = Budgets(cache_->List("PodDisruptionBudget"));
   for (const json& p : pods) {
     if (!running(p) || !jobs.contains(JobOf(p))) continue;
-    const json meta = p.value("metadata", json::object());
+    const json& meta = Field(p, "metadata");
     PodRef ref{meta.value("namespace", ""), meta.value("name", ""), meta.value("uid", "")};
     std::map<std::string, std::string> labels;
-    for (const auto& [k, v] : meta.value("labels", json::object()).items()) {
+    for (const auto& [k, v] : Field(meta, "labels").items()) {
       if (v.is_string()) labels[k] = v.get<std::string>();
     }
     bool covered = false;
@@ -707,8 +708,8 @@ void Scheduler::Recover() {
   FinishPreemptions();
   for (const char* kind : {"PodGroup", "Workload"}) {
     for (const json& obj : cache_->List(kind)) {
-      const json& meta = obj["metadata"];
-      const json annotations = meta.value("annotations", json::object());
+      const json& meta = Field(obj, "metadata");
+      const json& annotations = Field(meta, "annotations");
       if (!annotations.contains(kGangIntent)) continue;
       std::string ns = meta.value("namespace", "");
       std::string name = meta.value("name", "");
@@ -739,7 +740,7 @@ bool Scheduler::RollForward(const std::string& ns, const json& intent) {
   // Devices held by claims outside the intent: any of them in the plan makes it invalid.
   std::set<std::string> planned;
   for (const json& m : intent["members"]) {
-    for (const json& c : m.value("claims", json::array())) {
+    for (const json& c : Field(m, "claims")) {
       planned.insert(ns + "/" + c.value("name", ""));
     }
   }
@@ -758,7 +759,7 @@ bool Scheduler::RollForward(const std::string& ns, const json& intent) {
     if (!bound.empty() && bound != m.value("node", "")) return false;
     Job::Member member{
         {ns, m.value("pod", ""), m.value("uid", "")}, m.value("node", ""), -1, *pod, {}};
-    for (const json& c : m.value("claims", json::array())) {
+    for (const json& c : Field(m, "claims")) {
       AddDevices(c["allocation"], wanted);
       member.claims.emplace_back(ns + "/" + c.value("name", ""), c["allocation"]);
     }
@@ -787,7 +788,7 @@ void Scheduler::RollBack(const std::string& ns, const json& intent) {
     if (bound || (cached && !(*cached)["spec"].value("nodeName", "").empty())) {
       if (absl::Status s = writer_.DeletePod(pod); !s.ok()) Log(std::string(s.message()));
     }
-    for (const json& c : m.value("claims", json::array())) {
+    for (const json& c : Field(m, "claims")) {
       if (absl::Status s = writer_.ReleaseClaim(ns, c.value("name", ""), pod.uid); !s.ok()) {
         Log(std::string(s.message()));
       }

@@ -9,6 +9,7 @@
 #include "absl/time/time.h"
 #include "api/object.h"
 #include "api/writer.h"
+#include "kube/json_field.h"
 #include "util/strings.h"
 
 namespace gpuplane::kube {
@@ -167,10 +168,10 @@ absl::Status Writer::ReleaseClaim(const std::string& ns, const std::string& name
     json& st = claim["status"];
     if (!st.is_object()) st = json::object();
     json kept = json::array();
-    for (const json& r : st.value("reservedFor", json::array())) {
+    for (const json& r : Field(st, "reservedFor")) {
       if (r.value("uid", "") != pod_uid) kept.push_back(r);
     }
-    bool changed = kept.size() != st.value("reservedFor", json::array()).size();
+    bool changed = kept.size() != Field(st, "reservedFor").size();
     if (kept.empty() && st.contains("allocation")) {
       st.erase("allocation");
       changed = true;

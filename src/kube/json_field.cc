@@ -1,0 +1,13 @@
+#include "kube/json_field.h"
+
+namespace gpuplane::kube {
+
+const nlohmann::json& Field(const nlohmann::json& obj, std::string_view key) {
+  static const nlohmann::json* const kEmpty = new nlohmann::json(nlohmann::json::object());
+  if (!obj.is_object()) return *kEmpty;
+  auto it = obj.find(key);
+  if (it == obj.end() || it->is_null()) return *kEmpty;
+  return *it;
+}
+
+}  // namespace gpuplane::kube
