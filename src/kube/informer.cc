@@ -7,6 +7,7 @@
 #include <thread>
 #include <utility>
 
+#include "kube/json_field.h"
 #include "util/strings.h"
 
 namespace gpuplane::kube {
@@ -28,13 +29,21 @@ bool Permanent(long status) {  // NOLINT(google-runtime-int): curl's type
   return status == 401 || status == 403 || status == 404 || status == 405;
 }
 
+// The server keeps an object's managedFields when an update leaves them out, and nothing in
+// gpuplane reads them.
+void StripManagedFields(nlohmann::json& object) {
+  if (!object.is_object()) return;
+  auto meta = object.find("metadata");
+  if (meta != object.end() && meta->is_object()) meta->erase("managedFields");
+}
+
 }  // namespace
 
 Informer::Informer(Client client, InformerOptions options, Handler handler)
     : client_(std::move(client)), options_(std::move(options)), handler_(std::move(handler)) {}
 
 std::string Informer::KeyOf(const nlohmann::json& object) {
-  const nlohmann::json& meta = object.value("metadata", nlohmann::json::object());
+  const nlohmann::json& meta = Field(object, "metadata");
   std::string ns = meta.value("namespace", ""), name = meta.value("name", "");
   return ns.empty() ? name : util::Cat(ns, "/", name);
 }
@@ -93,20 +102,21 @@ std::string Informer::Query(bool watch, const std::string& cont) const {
   return q;
 }
 
-void Informer::Apply(EventType type, const nlohmann::json& object) {
+void Informer::Apply(EventType type, nlohmann::json object) {
+  StripManagedFields(object);
   std::string key = KeyOf(object);
+  auto shared = std::make_shared<const nlohmann::json>(std::move(object));
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (type == EventType::kDeleted) {
       objects_.erase(key);
     } else {
-      objects_[key] = std::make_shared<const nlohmann::json>(object);
+      objects_[key] = shared;
     }
-    std::string rv =
-        object.value("metadata", nlohmann::json::object()).value("resourceVersion", "");
+    std::string rv = Field(*shared, "metadata").value("resourceVersion", "");
     if (!rv.empty()) rv_ = rv;
   }
-  if (handler_) handler_(type, object);
+  if (handler_) handler_(type, *shared);
 }
 
 absl::Status Informer::ListAll() {
@@ -127,10 +137,11 @@ absl::Status Informer::ListAll() {
       return absl::UnavailableError(util::Cat("listing ", options_.path, ": not a list"));
     }
     for (nlohmann::json& item : page["items"]) {
+      StripManagedFields(item);
       std::string key = KeyOf(item);
       fresh[std::move(key)] = std::make_shared<const nlohmann::json>(std::move(item));
     }
-    const nlohmann::json& meta = page.value("metadata", nlohmann::json::object());
+    const nlohmann::json& meta = Field(page, "metadata");
     cont = meta.value("continue", "");
     rv = meta.value("resourceVersion", rv);
   } while (!cont.empty() && !stop_);
@@ -167,19 +178,20 @@ absl::StatusOr<bool> Informer::WatchOnce() {
     nlohmann::json ev = nlohmann::json::parse(line, nullptr, false);
     if (!ev.is_object()) return true;  // not an event: skip it
     std::string type = ev.value("type", "");
-    const nlohmann::json& obj = ev.contains("object") ? ev["object"] : nlohmann::json::object();
+    nlohmann::json obj = ev.contains("object") ? std::move(ev["object"]) : nlohmann::json::object();
     if (type == "ADDED") {
-      Apply(EventType::kAdded, obj);
+      Apply(EventType::kAdded, std::move(obj));
     } else if (type == "MODIFIED") {
-      Apply(EventType::kModified, obj);
+      Apply(EventType::kModified, std::move(obj));
     } else if (type == "DELETED") {
-      Apply(EventType::kDeleted, obj);
+      Apply(EventType::kDeleted, std::move(obj));
     } else if (type == "BOOKMARK") {
-      std::string rv = obj.value("metadata", nlohmann::json::object()).value("resourceVersion", "");
+      std::string rv = Field(obj, "metadata").value("resourceVersion", "");
       std::lock_guard<std::mutex> lock(mu_);
       if (!rv.empty()) rv_ = rv;
     } else if (type == "ERROR") {
-      error_code = obj.value("code", 0);
+      const nlohmann::json& code = Field(obj, "code");
+      error_code = code.is_number_integer() ? code.get<int>() : -1;  // -1: say nothing, back off
       return false;
     }
     backoff_ = 0;  // events flow again

@@ -4,9 +4,11 @@
 // version is gone (410, as a status or an ERROR event: compaction, an API server restart)
 // it lists again; when the connection breaks it backs off (0.2 s doubling to 10 s) and
 // resumes the watch from the last version it saw. The Informer owns its cache: objects kept
-// as JSON, keyed "namespace/name" (or "name" for cluster-scoped kinds); Get() and List()
-// return copies, Shared() the cached objects themselves (immutable: an event replaces an
-// object, never changes it in place).
+// as JSON, keyed "namespace/name" (or "name" for cluster-scoped kinds), without
+// metadata.managedFields (as kube-scheduler's informers keep them: nothing here reads them, they
+// are often most of an object, and an update that leaves them out keeps the server's); Get()
+// and List() return copies, Shared() the cached objects themselves (immutable: an event
+// replaces an object, never changes it in place).
 // Thread-safety: Run() on one thread; Stop(), Synced(), Get(), Has(), List() and the counters from
 // any thread. The handler runs on Run()'s thread, outside the cache's lock.
 #ifndef GPUPLANE_KUBE_INFORMER_H_
@@ -64,7 +66,7 @@ class Informer {
  private:
   absl::Status ListAll();            // replaces the cache; handler sees the difference
   absl::StatusOr<bool> WatchOnce();  // false: the version is gone, list again
-  void Apply(EventType type, const nlohmann::json& object);
+  void Apply(EventType type, nlohmann::json object);
   std::string Query(bool watch, const std::string& cont) const;
   void Backoff();
 

@@ -84,6 +84,17 @@ TEST_F(InformerPlaneTest, ListsInPagesThenFollowsAddsUpdatesAndDeletes) {
   ASSERT_TRUE(Eventually([&] { return !inf.Get(ns_ + "/cm-1").has_value(); }));
   ASSERT_TRUE(inf.Get(ns_ + "/cm-new").has_value());
   EXPECT_EQ((*inf.Get(ns_ + "/cm-0"))["data"]["v"], "2");
+  // Cached without managedFields, listed or watched; an update of a cached copy keeps the
+  // server's (what the scheduler's writes rely on).
+  for (const char* name : {"/cm-4", "/cm-new"}) {
+    EXPECT_FALSE((*inf.Get(ns_ + name))["metadata"].contains("managedFields")) << name;
+  }
+  nlohmann::json cm4 = *inf.Get(ns_ + "/cm-4");
+  cm4["data"]["v"] = "3";
+  EXPECT_EQ(client_->Do("PUT", ConfigMaps() + "/cm-4", cm4.dump())->status, 200);
+  nlohmann::json served = nlohmann::json::parse(client_->Get(ConfigMaps() + "/cm-4")->body);
+  EXPECT_EQ(served["data"]["v"], "3");
+  EXPECT_FALSE(served["metadata"].value("managedFields", nlohmann::json::array()).empty());
   inf.Stop();
   run.join();
   std::lock_guard<std::mutex> lock(mu);
