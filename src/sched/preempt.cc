@@ -115,6 +115,8 @@ const std::vector<Session::Job>& Session::RunningJobs() {
     }
   }
   doomed_.assign(jobs_.size(), false);
+  lowest_priority_ = INT32_MAX;
+  for (const Job& job : jobs_) lowest_priority_ = std::min(lowest_priority_, job.priority);
   return jobs_;
 }
 
@@ -138,6 +140,9 @@ std::optional<model::NodeId> Session::Leaving(const PodInfo& p) {
 std::vector<size_t> Session::EligibleJobs(const Preemptor& pre, bool with_window) {
   std::vector<size_t> out;
   const std::vector<Job>& jobs = RunningJobs();
+  // Without queues a job is a victim only at a lower priority: a pod at or below the lowest
+  // running priority (every pod, when none sets one) has none, known without the walk.
+  if (pre.queue < 0 && pre.priority <= lowest_priority_) return {};
   const std::vector<QueueUse> queues = QueueUses();
   Running r;
   for (size_t j = 0; j < jobs.size(); ++j) {

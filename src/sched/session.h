@@ -339,6 +339,7 @@ class Session {
   // Preemption (preempt.cc).
   std::vector<Job> jobs_;
   bool jobs_built_ = false;
+  int32_t lowest_priority_ = INT32_MAX;                   // of the running jobs
   std::vector<bool> doomed_;                              // jobs chosen as victims in this pass
   std::map<model::NodeId, std::vector<size_t>> holders_;  // node -> pods it is held for
   int64_t preempt_calls_ = 0;
