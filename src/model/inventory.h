@@ -44,13 +44,13 @@ struct CounterUse {
 // One capacity a device publishes.
 struct DeviceCapacityInfo {
   CapacityId id = kNoId;
-  const api::DeviceCapacity* spec = nullptr;  // owned by the Inventory
+  const api::DeviceCapacity* spec = nullptr;  // in a slice the Inventory owns or borrows
 };
 
 struct DeviceInfo {
   PoolId pool = kNoId;
-  const api::Device* spec = nullptr;          // owned by the Inventory
-  const api::ResourceSlice* slice = nullptr;  // the slice that publishes it, owned likewise
+  const api::Device* spec = nullptr;          // in a slice the Inventory owns or borrows
+  const api::ResourceSlice* slice = nullptr;  // the slice that publishes it, held likewise
   std::vector<CounterUse> consumes;
   // Its capacities in published-name order (the order of spec->capacity). Capacity consumed on
   // a device is a vector parallel to this one.
