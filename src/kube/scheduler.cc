@@ -44,7 +44,7 @@ bool Keep(const json& pod, const std::string& name, const ClusterCache& cache, i
   if (phase == "Succeeded" || phase == "Failed") return false;
   if (!spec.value("nodeName", "").empty()) return true;
   if (spec.value("schedulerName", "default-scheduler") != name) return false;
-  if (pod["metadata"].contains("deletionTimestamp")) return false;
+  if (Field(pod, "metadata").contains("deletionTimestamp")) return false;
   if (spec.contains("schedulingGates") && !spec["schedulingGates"].empty()) return false;
   for (const json& rc : Field(spec, "resourceClaims")) {
     if (!rc.contains("resourceClaimTemplateName")) continue;
@@ -52,7 +52,7 @@ bool Keep(const json& pod, const std::string& name, const ClusterCache& cache, i
     for (const json& st : Field(status, "resourceClaimStatuses")) {
       if (made || st.value("name", "") != rc.value("name", "")) continue;
       if (!st.contains("resourceClaimName") || !st["resourceClaimName"].is_string()) continue;
-      std::string key = util::Cat(pod["metadata"].value("namespace", ""), "/",
+      std::string key = util::Cat(Field(pod, "metadata").value("namespace", ""), "/",
                                   st["resourceClaimName"].get<std::string>());
       made = cache.Has("ResourceClaim", key);
     }
@@ -81,7 +81,7 @@ std::string PreemptionText(const sched::PodSet& pods, const sched::Decision& d,
 }
 
 double CreatedAgo(const json& pod) {
-  std::string ts = pod["metadata"].value("creationTimestamp", "");
+  std::string ts = Field(pod, "metadata").value("creationTimestamp", "");
   absl::Time t;
   std::string err;
   if (!absl::ParseTime(absl::RFC3339_full, ts, &t, &err)) return -1;
