@@ -212,19 +212,19 @@ ClusterCache::Loaded ClusterCache::Load(
     if (!k->decoded) continue;
     // The cached objects themselves (not copies: most are only read for their key and
     // version below).
-    std::vector<std::shared_ptr<const nlohmann::json>> objects = k->informer->Shared();
+    std::vector<Informer::Keyed> objects = k->informer->Shared();
     std::set<std::string> assumed;  // keys whose assumed copy stands in: never memoized
     {
       // What this process wrote stands in for the cached copy until the watch delivers it;
       // then (or when the object is gone) the assumed copy is dropped.
       std::lock_guard<std::mutex> lock(k->mu);
       std::map<std::string, nlohmann::json> still;
-      for (std::shared_ptr<const nlohmann::json>& obj : objects) {
+      for (Informer::Keyed& cached : objects) {
         if (k->assumed.empty()) break;
-        auto it = k->assumed.find(Informer::KeyOf(*obj));
+        auto it = k->assumed.find(cached.key);
         if (it == k->assumed.end()) continue;
-        if (Version(*obj) < Version(it->second)) {
-          obj = std::make_shared<const nlohmann::json>(it->second);
+        if (Version(*cached.object) < Version(it->second)) {
+          cached.object = std::make_shared<const nlohmann::json>(it->second);
           assumed.insert(it->first);
           still.insert(std::move(*it));
         }
@@ -235,16 +235,17 @@ ClusterCache::Loaded ClusterCache::Load(
     std::lock_guard<std::mutex> lock(k->memo_mu);
     std::unordered_map<std::string, Decoded> memo;
     memo.reserve(objects.size());
-    for (const std::shared_ptr<const nlohmann::json>& obj : objects) {
-      if (k->list_kind == "PodList" && !pod_filter(*obj)) continue;
-      std::string key = Informer::KeyOf(*obj);
-      const int64_t version = assumed.contains(key) ? -1 : Version(*obj);
+    for (Informer::Keyed& cached : objects) {
+      const nlohmann::json& obj = *cached.object;
+      if (k->list_kind == "PodList" && !pod_filter(obj)) continue;
+      std::string& key = cached.key;
+      const int64_t version = assumed.contains(key) ? -1 : Version(obj);
       auto last = k->memo.find(key);
       Decoded d;
       if (version >= 0 && last != k->memo.end() && last->second.version == version) {
         d = std::move(last->second);
       } else {
-        d = Decode(k->api_version, k->kind, *obj, file);
+        d = Decode(k->api_version, k->kind, obj, file);
         d.version = version;
       }
       for (const api::SourcedObject& o : d.objects) loader.AddDecoded(o);

@@ -68,11 +68,11 @@ std::vector<nlohmann::json> Informer::List() const {
   return out;
 }
 
-std::vector<std::shared_ptr<const nlohmann::json>> Informer::Shared() const {
+std::vector<Informer::Keyed> Informer::Shared() const {
   std::lock_guard<std::mutex> lock(mu_);
-  std::vector<std::shared_ptr<const nlohmann::json>> out;
+  std::vector<Keyed> out;
   out.reserve(objects_.size());
-  for (const auto& [key, obj] : objects_) out.push_back(obj);
+  for (const auto& [key, obj] : objects_) out.push_back(Keyed{key, obj});
   return out;
 }
 

@@ -56,7 +56,13 @@ class Informer {
   std::optional<nlohmann::json> Get(const std::string& key) const;
   bool Has(const std::string& key) const;
   std::vector<nlohmann::json> List() const;
-  std::vector<std::shared_ptr<const nlohmann::json>> Shared() const;
+  // The cached objects themselves with their keys (the cache's own: KeyOf need not be
+  // computed again), in key order.
+  struct Keyed {
+    std::string key;
+    std::shared_ptr<const nlohmann::json> object;
+  };
+  std::vector<Keyed> Shared() const;
   std::string ResourceVersion() const;
   int64_t lists() const { return lists_; }  // including the first
   int64_t watches() const { return watches_; }
