@@ -70,6 +70,7 @@ for target in build-asan/fuzz/*_fuzz; do
     kubeconfig_fuzz) cp testdata/kube/*.yaml "$corpus"/ ;;
     gang_intent_fuzz) cp testdata/kube/intents/* "$corpus"/ ;;
     queue_usage_fuzz) cp testdata/kube/queue-usage/* "$corpus"/ ;;
+    informer_fuzz) cp testdata/kube/watch/* "$corpus"/ ;;
     acct_fuzz) cp testdata/acct/node/*.json testdata/acct/node/*.jsonl testdata/acct/node/*.yaml \
       "$corpus"/ ;;
     *) find testdata examples -type f \( -name '*.yaml' -o -name '*.json' \) -size -64k \

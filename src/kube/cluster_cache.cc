@@ -52,10 +52,9 @@ struct KindSpec {
 
 // A resourceVersion as etcd writes them (a decimal counter), or -1.
 int64_t Version(const nlohmann::json& obj) {
-  const nlohmann::json& m = Field(obj, "metadata");
-  std::string rv = m.value("resourceVersion", "");
+  std::string_view rv = Str(Field(obj, "metadata"), "resourceVersion");
   int64_t v = -1;
-  if (rv.empty() || !absl::SimpleAtoi(rv, &v)) return -1;
+  if (rv.empty() || !absl::SimpleAtoi(absl::string_view(rv.data(), rv.size()), &v)) return -1;
   return v;
 }
 

@@ -37,6 +37,12 @@ void StripManagedFields(nlohmann::json& object) {
   if (meta != object.end() && meta->is_object()) meta->erase("managedFields");
 }
 
+// An API object as the cache keeps them: a JSON object with a name (every object the server
+// sends has one; anything else would be cached under an empty key).
+bool IsObject(const nlohmann::json& object) {
+  return object.is_object() && !Str(Field(object, "metadata"), "name").empty();
+}
+
 }  // namespace
 
 Informer::Informer(Client client, InformerOptions options, Handler handler)
@@ -44,8 +50,8 @@ Informer::Informer(Client client, InformerOptions options, Handler handler)
 
 std::string Informer::KeyOf(const nlohmann::json& object) {
   const nlohmann::json& meta = Field(object, "metadata");
-  std::string ns = meta.value("namespace", ""), name = meta.value("name", "");
-  return ns.empty() ? name : util::Cat(ns, "/", name);
+  std::string_view ns = Str(meta, "namespace"), name = Str(meta, "name");
+  return ns.empty() ? std::string(name) : util::Cat(ns, "/", name);
 }
 
 bool Informer::Has(const std::string& key) const {
@@ -113,7 +119,7 @@ void Informer::Apply(EventType type, nlohmann::json object) {
     } else {
       objects_[key] = shared;
     }
-    std::string rv = Field(*shared, "metadata").value("resourceVersion", "");
+    std::string_view rv = Str(Field(*shared, "metadata"), "resourceVersion");
     if (!rv.empty()) rv_ = rv;
   }
   if (handler_) handler_(type, *shared);
@@ -133,17 +139,18 @@ absl::Status Informer::ListAll() {
       return s;  // 410 here is an expired continue token: Run() lists again from the start
     }
     nlohmann::json page = nlohmann::json::parse(r->body, nullptr, false);
-    if (!page.is_object() || !page.contains("items")) {
+    if (!page.is_object() || !page.contains("items") || !page["items"].is_array()) {
       return absl::UnavailableError(util::Cat("listing ", options_.path, ": not a list"));
     }
     for (nlohmann::json& item : page["items"]) {
+      if (!IsObject(item)) continue;  // not an API object: nothing to cache
       StripManagedFields(item);
       std::string key = KeyOf(item);
       fresh[std::move(key)] = std::make_shared<const nlohmann::json>(std::move(item));
     }
     const nlohmann::json& meta = Field(page, "metadata");
-    cont = meta.value("continue", "");
-    rv = meta.value("resourceVersion", rv);
+    cont = Str(meta, "continue");
+    if (std::string_view v = Str(meta, "resourceVersion"); !v.empty()) rv = v;
   } while (!cont.empty() && !stop_);
   // What changed since the cache was last current, for the handler.
   std::vector<std::pair<EventType, std::shared_ptr<const nlohmann::json>>> changes;
@@ -171,29 +178,37 @@ absl::Status Informer::ListAll() {
   return absl::OkStatus();
 }
 
+bool Informer::ApplyWatchLine(std::string_view line, int* error_code) {
+  nlohmann::json ev = nlohmann::json::parse(line, nullptr, false);
+  if (!ev.is_object()) return true;  // not an event: skip it
+  const std::string type(Str(ev, "type"));
+  nlohmann::json obj = ev.contains("object") ? std::move(ev["object"]) : nlohmann::json::object();
+  if (type == "ADDED" || type == "MODIFIED" || type == "DELETED") {
+    if (!IsObject(obj)) return true;  // not an API object: nothing to cache
+    Apply(type == "ADDED"      ? EventType::kAdded
+          : type == "MODIFIED" ? EventType::kModified
+                               : EventType::kDeleted,
+          std::move(obj));
+  } else if (type == "BOOKMARK") {
+    std::string_view rv = Str(Field(obj, "metadata"), "resourceVersion");
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!rv.empty()) rv_ = rv;
+  } else if (type == "ERROR") {
+    const nlohmann::json& code = Field(obj, "code");
+    // -1: the event says nothing usable; the caller backs off.
+    *error_code = code.is_number_integer() && code.get<int64_t>() > 0 && code.get<int64_t>() < 1000
+                      ? static_cast<int>(code.get<int64_t>())
+                      : -1;
+    return false;
+  }
+  return true;
+}
+
 absl::StatusOr<bool> Informer::WatchOnce() {
   ++watches_;
   int error_code = 0;  // of an ERROR event: 410 means the version is gone
   auto on_line = [&](std::string_view line) {
-    nlohmann::json ev = nlohmann::json::parse(line, nullptr, false);
-    if (!ev.is_object()) return true;  // not an event: skip it
-    std::string type = ev.value("type", "");
-    nlohmann::json obj = ev.contains("object") ? std::move(ev["object"]) : nlohmann::json::object();
-    if (type == "ADDED") {
-      Apply(EventType::kAdded, std::move(obj));
-    } else if (type == "MODIFIED") {
-      Apply(EventType::kModified, std::move(obj));
-    } else if (type == "DELETED") {
-      Apply(EventType::kDeleted, std::move(obj));
-    } else if (type == "BOOKMARK") {
-      std::string rv = Field(obj, "metadata").value("resourceVersion", "");
-      std::lock_guard<std::mutex> lock(mu_);
-      if (!rv.empty()) rv_ = rv;
-    } else if (type == "ERROR") {
-      const nlohmann::json& code = Field(obj, "code");
-      error_code = code.is_number_integer() ? code.get<int>() : -1;  // -1: say nothing, back off
-      return false;
-    }
+    if (!ApplyWatchLine(line, &error_code)) return false;
     backoff_ = 0;  // events flow again
     return !stop_.load();
   };

@@ -23,6 +23,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -68,6 +69,13 @@ class Informer {
   int64_t watches() const { return watches_; }
 
   static std::string KeyOf(const nlohmann::json& object);
+
+  // One line of a watch stream, as Run() applies them (public for tests and fuzzing): an event
+  // updates the cache and calls the handler; a line that is not an event, or whose object is
+  // not an API object (a JSON object with metadata.name), is skipped. Returns false for an
+  // ERROR event, with its HTTP-like code in `*error_code` (410: the version is gone) or -1
+  // when it has none.
+  bool ApplyWatchLine(std::string_view line, int* error_code);
 
  private:
   absl::Status ListAll();            // replaces the cache; handler sees the difference

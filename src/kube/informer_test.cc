@@ -21,6 +21,58 @@ TEST(InformerTest, KeysAreNamespaceSlashNameOrName) {
   EXPECT_EQ(Informer::KeyOf({{"metadata", {{"name", "node-1"}}}}), "node-1");
 }
 
+// The watch stream's lines as the server sends them, and what a broken or hostile one could.
+TEST(InformerTest, AppliesWatchLinesAndSkipsWhatIsNotAnEvent) {
+  std::vector<std::string> seen;
+  Informer inf(Client(RestConfig{}), InformerOptions{"/api/v1/configmaps"},
+               [&](EventType, const nlohmann::json& o) { seen.push_back(Informer::KeyOf(o)); });
+  int code = 0;
+  const std::vector<std::string> skipped = {
+      "",
+      "not json",
+      "[1,2]",
+      "5",
+      R"({"type":5,"object":{"metadata":{"name":"a"}}})",
+      R"({"type":"ADDED","object":"a"})",
+      R"({"type":"ADDED","object":{"metadata":{"name":7}}})",
+      R"({"type":"ADDED","object":{"metadata":"x"}})",
+      R"({"type":"ADDED"})",
+      R"({"type":"BOOKMARK","object":{"metadata":{"resourceVersion":9}}})",
+      R"({"type":"SOMETHING","object":{"metadata":{"name":"a"}}})"};
+  for (const std::string& line : skipped) {
+    EXPECT_TRUE(inf.ApplyWatchLine(line, &code)) << line;
+  }
+  EXPECT_TRUE(inf.Shared().empty());
+  EXPECT_TRUE(seen.empty());
+  EXPECT_TRUE(inf.ApplyWatchLine(
+      R"({"type":"ADDED","object":{"metadata":{"namespace":"n","name":"a","resourceVersion":"4"}}})",
+      &code));
+  EXPECT_TRUE(inf.ApplyWatchLine(
+      R"({"type":"ADDED","object":{"metadata":{"namespace":3,"name":"b"}}})", &code));
+  EXPECT_TRUE(inf.ApplyWatchLine(
+      R"({"type":"BOOKMARK","object":{"metadata":{"resourceVersion":"8"}}})", &code));
+  ASSERT_EQ(inf.Shared().size(), 2U);
+  EXPECT_EQ(inf.Shared()[0].key, "b");  // a namespace that is not text reads as none
+  EXPECT_EQ(inf.Shared()[1].key, "n/a");
+  EXPECT_EQ(inf.ResourceVersion(), "8");
+  EXPECT_TRUE(
+      inf.ApplyWatchLine(R"({"type":"DELETED","object":{"metadata":{"name":"b"}}})", &code));
+  EXPECT_EQ(inf.Shared().size(), 1U);
+  EXPECT_EQ(seen, (std::vector<std::string>{"n/a", "b", "b"}));
+  EXPECT_EQ(code, 0);
+
+  EXPECT_FALSE(inf.ApplyWatchLine(R"({"type":"ERROR","object":{"code":410}})", &code));
+  EXPECT_EQ(code, 410);
+  for (const char* line :
+       {R"({"type":"ERROR","object":{"code":"410"}})",
+        R"({"type":"ERROR","object":{"code":1e300}})", R"({"type":"ERROR","object":{"code":-3}})",
+        R"({"type":"ERROR","object":{"code":99999999999}})", R"({"type":"ERROR"})"}) {
+    code = 0;
+    EXPECT_FALSE(inf.ApplyWatchLine(line, &code)) << line;
+    EXPECT_EQ(code, -1) << line;
+  }
+}
+
 // Against a real kube-apiserver (GPUPLANE_TEST_PLANE, set by scripts/e2e.sh).
 class InformerPlaneTest : public ::testing::Test {
  protected:

@@ -10,4 +10,11 @@ const nlohmann::json& Field(const nlohmann::json& obj, std::string_view key) {
   return *it;
 }
 
+std::string_view Str(const nlohmann::json& obj, std::string_view key) {
+  if (!obj.is_object()) return {};
+  auto it = obj.find(key);
+  if (it == obj.end() || !it->is_string()) return {};
+  return it->get_ref<const std::string&>();
+}
+
 }  // namespace gpuplane::kube

@@ -29,5 +29,13 @@ TEST(FieldTest, MissingNullOrNotAnObjectReadsAsEmpty) {
   EXPECT_EQ(Field(Field(pod, "metadata"), "labels").value("a", "-"), "-");
 }
 
+TEST(StrTest, TextOfAStringMemberElseEmptyNeverThrows) {
+  json meta = {{"name", "p"}, {"namespace", 5}, {"uid", nullptr}, {"labels", {{"a", "b"}}}};
+  EXPECT_EQ(Str(meta, "name"), "p");
+  for (const char* key : {"namespace", "uid", "labels", "missing"}) EXPECT_EQ(Str(meta, key), "");
+  EXPECT_EQ(Str(json::array({"name"}), "name"), "");
+  EXPECT_EQ(Str(json("name"), "name"), "");
+}
+
 }  // namespace
 }  // namespace gpuplane::kube
