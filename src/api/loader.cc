@@ -28,16 +28,18 @@ Diagnostic At(const SourcedObject& o, std::string field, std::string message, bo
                     std::move(message)};
 }
 
-void CheckDuplicateObjects(LoadResult& r) {
-  std::map<std::tuple<std::string_view, std::string, std::string>, const SourcedObject*> seen;
-  for (const SourcedObject& o : r.objects) {
+void CheckDuplicateObjects(const ObjectRefs& objects, std::vector<Diagnostic>& out) {
+  std::map<std::tuple<std::string_view, std::string_view, std::string_view>, const SourcedObject*>
+      seen;
+  for (const SourcedObject* p : objects) {
+    const SourcedObject& o = *p;
     const ObjectMeta& m = MetaOf(o.object);
     if (m.name.empty()) continue;
     auto [it, inserted] = seen.try_emplace({KindOf(o.object), m.namespace_name, m.name}, &o);
     if (!inserted) {
-      r.diagnostics.push_back(At(o, "metadata.name",
-                                 util::Cat("duplicate object: also defined at ", it->second->file,
-                                           ":", it->second->line)));
+      out.push_back(At(o, "metadata.name",
+                       util::Cat("duplicate object: also defined at ", it->second->file, ":",
+                                 it->second->line)));
     }
   }
 }
@@ -52,10 +54,10 @@ struct PoolKey {
 
 // Pools: the highest generation counts; device names must be unique within it, and devices'
 // counter consumption must name counter sets (and counters) the pool defines once complete.
-void CheckPools(LoadResult& r) {
+void CheckPools(const ObjectRefs& objects, std::vector<Diagnostic>& out) {
   std::map<PoolKey, int64_t> generation;
-  for (const SourcedObject& o : r.objects) {
-    if (const auto* s = std::get_if<ResourceSlice>(&o.object)) {
+  for (const SourcedObject* o : objects) {
+    if (const auto* s = std::get_if<ResourceSlice>(&o->object)) {
       int64_t& g =
           generation.try_emplace({s->spec.driver, s->spec.pool.name}, s->spec.pool.generation)
               .first->second;
@@ -69,7 +71,8 @@ void CheckPools(LoadResult& r) {
     int64_t expected = 0;
   };
   std::map<PoolKey, PoolState> pools;
-  for (const SourcedObject& o : r.objects) {
+  for (const SourcedObject* ref : objects) {
+    const SourcedObject& o = *ref;
     const auto* s = std::get_if<ResourceSlice>(&o.object);
     if (s == nullptr) continue;
     PoolKey key{s->spec.driver, s->spec.pool.name};
@@ -86,14 +89,14 @@ void CheckPools(LoadResult& r) {
       std::string where = util::Cat(o.file, ":", o.line);
       auto [it, inserted] = p.devices.try_emplace(name, where);
       if (!inserted) {
-        r.diagnostics.push_back(
-            At(o, util::Cat("spec.devices[", i, "].name"),
-               util::Cat("duplicate device name \"", name, "\" in pool \"", key.pool,
-                         "\" (also in the slice at ", it->second, ")")));
+        out.push_back(At(o, util::Cat("spec.devices[", i, "].name"),
+                         util::Cat("duplicate device name \"", name, "\" in pool \"", key.pool,
+                                   "\" (also in the slice at ", it->second, ")")));
       }
     }
   }
-  for (const SourcedObject& o : r.objects) {
+  for (const SourcedObject* ref : objects) {
+    const SourcedObject& o = *ref;
     const auto* s = std::get_if<ResourceSlice>(&o.object);
     if (s == nullptr) continue;
     PoolKey key{s->spec.driver, s->spec.pool.name};
@@ -105,16 +108,16 @@ void CheckPools(LoadResult& r) {
         std::string field = util::Cat("spec.devices[", i, "].consumesCounters[", j, "]");
         auto set = p.counter_sets.find(consumes[j].counter_set);
         if (set == p.counter_sets.end()) {
-          r.diagnostics.push_back(At(o, field + ".counterSet",
-                                     "counter set \"" + consumes[j].counter_set +
-                                         "\" is not defined in pool \"" + key.pool + "\""));
+          out.push_back(At(o, field + ".counterSet",
+                           "counter set \"" + consumes[j].counter_set +
+                               "\" is not defined in pool \"" + key.pool + "\""));
           continue;
         }
         for (const auto& [c, unused] : consumes[j].counters) {
           if (!set->second.contains(c)) {
-            r.diagnostics.push_back(At(o, util::Cat(field, ".counters[\"", c, "\"]"),
-                                       util::Cat("counter set \"", consumes[j].counter_set,
-                                                 "\" has no counter \"", c, "\"")));
+            out.push_back(At(o, util::Cat(field, ".counters[\"", c, "\"]"),
+                             util::Cat("counter set \"", consumes[j].counter_set,
+                                       "\" has no counter \"", c, "\"")));
           }
         }
       }
@@ -122,10 +125,10 @@ void CheckPools(LoadResult& r) {
   }
 }
 
-void CheckClassReferences(LoadResult& r) {
-  std::set<std::string, std::less<>> classes;
-  for (const SourcedObject& o : r.objects) {
-    if (const auto* c = std::get_if<DeviceClass>(&o.object)) classes.insert(c->metadata.name);
+void CheckClassReferences(const ObjectRefs& objects, std::vector<Diagnostic>& out) {
+  std::set<std::string_view, std::less<>> classes;
+  for (const SourcedObject* o : objects) {
+    if (const auto* c = std::get_if<DeviceClass>(&o->object)) classes.insert(c->metadata.name);
   }
   bool have_classes = !classes.empty();
   auto check = [&](const SourcedObject& o, const ResourceClaimSpec& spec,
@@ -135,13 +138,13 @@ void CheckClassReferences(LoadResult& r) {
       std::string base = util::Cat(prefix, "spec.devices.requests[", i, "]");
       auto one = [&](const ExactDeviceRequest& e, const std::string& field) {
         if (e.device_class_name.empty() || classes.contains(e.device_class_name)) return;
-        r.diagnostics.push_back(
-            At(o, field + ".deviceClassName",
-               have_classes ? "DeviceClass \"" + e.device_class_name +
-                                  "\" is not defined in the inputs (add it, or fix the name)"
-                            : "DeviceClass \"" + e.device_class_name +
-                                  "\" cannot be checked: no DeviceClass is among the inputs",
-               have_classes));
+        out.push_back(At(o, field + ".deviceClassName",
+                         have_classes
+                             ? "DeviceClass \"" + e.device_class_name +
+                                   "\" is not defined in the inputs (add it, or fix the name)"
+                             : "DeviceClass \"" + e.device_class_name +
+                                   "\" cannot be checked: no DeviceClass is among the inputs",
+                         have_classes));
       };
       if (requests[i].exactly) one(*requests[i].exactly, base + ".exactly");
       for (size_t j = 0; j < requests[i].first_available.size(); ++j) {
@@ -149,10 +152,10 @@ void CheckClassReferences(LoadResult& r) {
       }
     }
   };
-  for (const SourcedObject& o : r.objects) {
-    if (const auto* c = std::get_if<ResourceClaim>(&o.object)) check(o, c->spec, "");
-    if (const auto* t = std::get_if<ResourceClaimTemplate>(&o.object)) {
-      check(o, t->spec.spec, "spec.");
+  for (const SourcedObject* o : objects) {
+    if (const auto* c = std::get_if<ResourceClaim>(&o->object)) check(*o, c->spec, "");
+    if (const auto* t = std::get_if<ResourceClaimTemplate>(&o->object)) {
+      check(*o, t->spec.spec, "spec.");
     }
   }
 }
@@ -202,17 +205,15 @@ void Loader::AddText(std::string_view text, std::string_view file, Format format
   }
 }
 
-void Loader::AddDecoded(SourcedObject object) { result_.objects.push_back(std::move(object)); }
-
-void Loader::AddDiagnostic(Diagnostic diagnostic) {
-  result_.diagnostics.push_back(std::move(diagnostic));
+void CheckAcross(const ObjectRefs& objects, std::vector<Diagnostic>& out) {
+  CheckDuplicateObjects(objects, out);
+  CheckPools(objects, out);
+  CheckClassReferences(objects, out);
+  internal::CheckQueues(objects, out);
 }
 
 LoadResult Loader::Finish() {
-  CheckDuplicateObjects(result_);
-  CheckPools(result_);
-  CheckClassReferences(result_);
-  internal::CheckQueues(result_);
+  CheckAcross(RefsOf(result_.objects), result_.diagnostics);
   return std::move(result_);
 }
 

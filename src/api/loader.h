@@ -1,6 +1,7 @@
 // Loads Kubernetes objects from files and directories (YAML or JSON, multi-document, Lists)
 // and runs the checks that span objects: duplicate objects, duplicate device names within a
-// pool, counter references, unknown DeviceClass references. Not thread-safe; one per load.
+// pool, counter references, unknown DeviceClass references, Queue trees. Not thread-safe; one
+// per load. CheckAcross runs the same checks over objects held elsewhere (thread-safe).
 #ifndef GPUPLANE_API_LOADER_H_
 #define GPUPLANE_API_LOADER_H_
 
@@ -31,10 +32,6 @@ class Loader {
   absl::Status AddPath(const std::string& path);
   // Parses `text` as if read from `file`.
   void AddText(std::string_view text, std::string_view file, Format format);
-  // Adds an object decoded elsewhere (DecodeObjects) and that decoding's diagnostics, in
-  // order with the rest: the cross-object checks see it like any other.
-  void AddDecoded(SourcedObject object);
-  void AddDiagnostic(Diagnostic diagnostic);
   // Runs the cross-object checks and hands over everything collected.
   LoadResult Finish();
 
@@ -42,6 +39,10 @@ class Loader {
   void AddFile(const std::string& path);
   LoadResult result_;
 };
+
+// The checks Finish runs, over objects held elsewhere (the live scheduler's cache): appends
+// what they find to `out`.
+void CheckAcross(const ObjectRefs& objects, std::vector<Diagnostic>& out);
 
 // The one way commands load their inputs: every path in order (files, or directories read
 // recursively). A path that is missing or cannot be listed is a usage error, returned as the

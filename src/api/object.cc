@@ -123,6 +123,13 @@ std::string_view KindOf(const Object& o) {
   return kKinds[o.index()];
 }
 
+ObjectRefs RefsOf(const std::vector<SourcedObject>& objects) {
+  ObjectRefs refs;
+  refs.reserve(objects.size());
+  for (const SourcedObject& o : objects) refs.push_back(&o);
+  return refs;
+}
+
 const ObjectMeta& MetaOf(const Object& o) {
   return std::visit([](const auto& v) -> const ObjectMeta& { return v.metadata; }, o);
 }

@@ -30,6 +30,10 @@ struct SourcedObject {
   bool operator==(const SourcedObject&) const = default;
 };
 
+// Objects held elsewhere, borrowed for a pass over them (the owner keeps them alive).
+using ObjectRefs = std::vector<const SourcedObject*>;
+ObjectRefs RefsOf(const std::vector<SourcedObject>& objects);
+
 std::string_view KindOf(const Object& o);
 const ObjectMeta& MetaOf(const Object& o);
 // "ResourceSlice node-a-gpus" or "ResourceClaim team-a/train".

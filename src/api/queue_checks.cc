@@ -15,23 +15,23 @@ struct QueueRef {
   const Queue* queue;
 };
 
-void Report(LoadResult& r, const QueueRef& q, std::string field, std::string message) {
-  r.diagnostics.push_back(Diagnostic{Diagnostic::Severity::kError, q.source->file, q.source->line,
-                                     Label(q.source->object), std::move(field),
-                                     std::move(message)});
+void Report(std::vector<Diagnostic>& out, const QueueRef& q, std::string field,
+            std::string message) {
+  out.push_back(Diagnostic{Diagnostic::Severity::kError, q.source->file, q.source->line,
+                           Label(q.source->object), std::move(field), std::move(message)});
 }
 
 std::string Where(const QueueRef& q) { return util::Cat(q.source->file, ":", q.source->line); }
 
 // Parents that exist, and no cycle through them (reported once, on the cycle's first queue
 // in input order).
-void CheckParents(LoadResult& r, const std::map<std::string, QueueRef>& queues) {
+void CheckParents(std::vector<Diagnostic>& out, const std::map<std::string, QueueRef>& queues) {
   std::set<std::string> in_reported_cycle;
   for (const auto& [name, q] : queues) {
     const std::string& parent = q.queue->spec.parent;
     if (parent.empty()) continue;
     if (!queues.contains(parent)) {
-      Report(r, q, "spec.parent",
+      Report(out, q, "spec.parent",
              "queue \"" + parent + "\" is not defined in the inputs (add it, or fix the name)");
       continue;
     }
@@ -42,7 +42,7 @@ void CheckParents(LoadResult& r, const std::map<std::string, QueueRef>& queues) 
       if (at == name) {
         if (in_reported_cycle.insert(name).second) {
           for (const std::string& p : path) in_reported_cycle.insert(p);
-          Report(r, q, "spec.parent",
+          Report(out, q, "spec.parent",
                  "queue parents form a cycle: " + absl::StrJoin(path, " -> ") +
                      "; a queue tree needs a top (a queue without a parent)");
         }
@@ -54,13 +54,13 @@ void CheckParents(LoadResult& r, const std::map<std::string, QueueRef>& queues) 
 }
 
 // Namespaces on leaf queues only, each in one queue.
-void CheckNamespaces(LoadResult& r, const std::map<std::string, QueueRef>& queues,
+void CheckNamespaces(std::vector<Diagnostic>& out, const std::map<std::string, QueueRef>& queues,
                      const std::map<std::string, std::string>& some_child) {
   std::map<std::string, std::string> owner;
   for (const auto& [name, q] : queues) {
     if (q.queue->spec.namespaces.empty()) continue;
     if (auto child = some_child.find(name); child != some_child.end()) {
-      Report(r, q, "spec.namespaces",
+      Report(out, q, "spec.namespaces",
              "queue has child queues (\"" + child->second +
                  "\"), and only leaf queues run work; name the namespaces on a leaf queue");
       continue;
@@ -68,7 +68,7 @@ void CheckNamespaces(LoadResult& r, const std::map<std::string, QueueRef>& queue
     for (const std::string& ns : q.queue->spec.namespaces) {
       auto [it, inserted] = owner.try_emplace(ns, name);
       if (!inserted && it->second != name) {
-        Report(r, q, "spec.namespaces",
+        Report(out, q, "spec.namespaces",
                util::Cat("namespace \"", ns, "\" already defaults to queue \"", it->second, "\" (",
                          Where(queues.at(it->second)), "); a namespace has one default"));
       }
@@ -77,7 +77,7 @@ void CheckNamespaces(LoadResult& r, const std::map<std::string, QueueRef>& queue
 }
 
 // Per resource, the children's guarantees must fit in a parent's guarantee when it has one.
-void CheckGuarantees(LoadResult& r, const std::map<std::string, QueueRef>& queues) {
+void CheckGuarantees(std::vector<Diagnostic>& out, const std::map<std::string, QueueRef>& queues) {
   std::map<std::string, std::map<std::string, Quantity>> sums;  // parent -> resource -> sum
   for (const auto& [name, q] : queues) {
     if (q.queue->spec.parent.empty()) continue;
@@ -95,7 +95,7 @@ void CheckGuarantees(LoadResult& r, const std::map<std::string, QueueRef>& queue
       auto rq = p->second.queue->spec.resources.find(resource);
       if (rq == p->second.queue->spec.resources.end() || !rq->second.guarantee) continue;
       if (sum.Compare(*rq->second.guarantee) > 0) {
-        Report(r, p->second, "spec.resources[\"" + resource + "\"].guarantee",
+        Report(out, p->second, "spec.resources[\"" + resource + "\"].guarantee",
                util::Cat("its child queues' guarantees sum to ", sum.String(), ", more than ",
                          rq->second.guarantee->String(),
                          "; raise this guarantee or lower the children's"));
@@ -106,18 +106,18 @@ void CheckGuarantees(LoadResult& r, const std::map<std::string, QueueRef>& queue
 
 }  // namespace
 
-void CheckQueues(LoadResult& r) {
+void CheckQueues(const ObjectRefs& objects, std::vector<Diagnostic>& out) {
   std::map<std::string, QueueRef> queues;
   std::map<std::string, std::string> some_child;  // parent -> one of its children
-  for (const SourcedObject& o : r.objects) {
-    const auto* q = std::get_if<Queue>(&o.object);
+  for (const SourcedObject* o : objects) {
+    const auto* q = std::get_if<Queue>(&o->object);
     if (q == nullptr || q->metadata.name.empty()) continue;
-    queues.try_emplace(q->metadata.name, QueueRef{&o, q});  // duplicates reported elsewhere
+    queues.try_emplace(q->metadata.name, QueueRef{o, q});  // duplicates reported elsewhere
     if (!q->spec.parent.empty()) some_child.try_emplace(q->spec.parent, q->metadata.name);
   }
-  CheckParents(r, queues);
-  CheckNamespaces(r, queues, some_child);
-  CheckGuarantees(r, queues);
+  CheckParents(out, queues);
+  CheckNamespaces(out, queues, some_child);
+  CheckGuarantees(out, queues);
 }
 
 }  // namespace gpuplane::api::internal

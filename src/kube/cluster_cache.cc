@@ -16,10 +16,11 @@ namespace gpuplane::kube {
 
 namespace {
 
-// One cached object as api's reader decoded it.
+// One cached object as api's reader decoded it: shared with the Loaded results that borrow
+// it, so a later Load() may drop it while a pass still reads it.
 struct Decoded {
   int64_t version = -1;  // its resourceVersion
-  std::vector<api::SourcedObject> objects;
+  std::shared_ptr<const std::vector<api::SourcedObject>> objects;
   std::vector<api::Diagnostic> diagnostics;
 };
 
@@ -188,17 +189,19 @@ Decoded Decode(const std::string& api_version, const std::string& kind, nlohmann
   obj["apiVersion"] = api_version;
   obj["kind"] = kind;
   Decoded d;
+  std::vector<api::SourcedObject> objects;
   absl::StatusOr<std::vector<api::Doc>> docs = api::ReadJson(obj.dump(), file);
   if (!docs.ok()) {
     d.diagnostics.push_back(api::Diagnostic{api::Diagnostic::Severity::kError, "", 0, "", "",
                                             std::string(docs.status().message())});
-    return d;
-  }
-  for (const api::Doc& doc : *docs) {
-    for (api::SourcedObject& o : api::DecodeObjects(doc, file, d.diagnostics)) {
-      d.objects.push_back(std::move(o));
+  } else {
+    for (const api::Doc& doc : *docs) {
+      for (api::SourcedObject& o : api::DecodeObjects(doc, file, d.diagnostics)) {
+        objects.push_back(std::move(o));
+      }
     }
   }
+  d.objects = std::make_shared<const std::vector<api::SourcedObject>>(std::move(objects));
   return d;
 }
 
@@ -206,7 +209,8 @@ Decoded Decode(const std::string& api_version, const std::string& kind, nlohmann
 
 ClusterCache::Loaded ClusterCache::Load(
     const std::function<bool(const nlohmann::json&)>& pod_filter) const {
-  api::Loader loader;
+  Loaded out;
+  api::ObjectRefs all;
   for (const auto& k : kinds_) {
     if (!k->decoded) continue;
     // The cached objects themselves (not copies: most are only read for their key and
@@ -247,19 +251,18 @@ ClusterCache::Loaded ClusterCache::Load(
         d = Decode(k->api_version, k->kind, obj, file);
         d.version = version;
       }
-      for (const api::SourcedObject& o : d.objects) loader.AddDecoded(o);
-      for (const api::Diagnostic& diag : d.diagnostics) loader.AddDiagnostic(diag);
+      for (const api::SourcedObject& o : *d.objects) all.push_back(&o);
+      out.diagnostics.insert(out.diagnostics.end(), d.diagnostics.begin(), d.diagnostics.end());
+      out.held.push_back(d.objects);
       memo.insert_or_assign(std::move(key), std::move(d));
     }
     k->memo = std::move(memo);  // objects gone from the cache leave the memo too
   }
-  api::LoadResult all = loader.Finish();
-  Loaded out;
-  out.diagnostics = std::move(all.diagnostics);
-  for (api::SourcedObject& o : all.objects) {
-    std::string_view kind = api::KindOf(o.object);
+  api::CheckAcross(all, out.diagnostics);
+  for (const api::SourcedObject* o : all) {
+    std::string_view kind = api::KindOf(o->object);
     bool cluster = kind == "DeviceClass" || kind == "ResourceSlice" || kind == "Node";
-    (cluster ? out.cluster : out.work).push_back(std::move(o));
+    (cluster ? out.cluster : out.work).push_back(o);
   }
   return out;
 }

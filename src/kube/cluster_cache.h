@@ -13,8 +13,9 @@
 // one until the watch delivers a version at least as new, so a scheduling pass never decides
 // from a cache that has not seen its own last writes.
 // The cache owns its informers and their threads (Stop() or the destructor joins them); Load()
-// returns copies. Thread-safety: Start() and Stop() from one thread; Synced() and Load() from any
-// thread (each informer guards its own cache). on_change runs on the informers' threads.
+// lends the decoded objects (shared, immutable: they stay valid while the Loaded holds them).
+// Thread-safety: Start() and Stop() from one thread; Synced() and Load() from any thread (each
+// informer guards its own cache). on_change runs on the informers' threads.
 #ifndef GPUPLANE_KUBE_CLUSTER_CACHE_H_
 #define GPUPLANE_KUBE_CLUSTER_CACHE_H_
 
@@ -49,9 +50,12 @@ class ClusterCache {
   absl::Status Error() const;
 
   struct Loaded {
-    std::vector<api::SourcedObject> cluster;   // DeviceClasses, ResourceSlices, Nodes
-    std::vector<api::SourcedObject> work;      // the Pods `pod_filter` keeps, claims, templates
+    api::ObjectRefs cluster;                   // DeviceClasses, ResourceSlices, Nodes
+    api::ObjectRefs work;                      // the Pods `pod_filter` keeps, claims, templates
     std::vector<api::Diagnostic> diagnostics;  // of all of them, checked together
+    // What `cluster` and `work` point into (the cache's decoded objects, never changed): a
+    // pass on them is valid while this Loaded lives.
+    std::vector<std::shared_ptr<const std::vector<api::SourcedObject>>> held;
   };
   // `pod_filter` picks the pods to schedule (e.g. pending, this scheduler's name).
   Loaded Load(const std::function<bool(const nlohmann::json&)>& pod_filter) const;

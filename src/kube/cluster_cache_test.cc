@@ -83,17 +83,17 @@ TEST(ClusterCachePlaneTest, ALivePassPlacesAPendingPod) {
     if (cache.Synced()) {
       loaded = cache.Load(mine);
       bool pod = false;
-      for (const api::SourcedObject& o : loaded.work) {
-        pod = pod || api::KindOf(o.object) == "Pod";
+      for (const api::SourcedObject* o : loaded.work) {
+        pod = pod || api::KindOf(o->object) == "Pod";
       }
       if (pod) break;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
-  // A second load reuses what the first decoded and reads the same; a change made through
-  // the API (a new resourceVersion) is decoded again.
+  // A second load lends the very objects the first decoded; a change made through the API (a
+  // new resourceVersion) is decoded again.
   ClusterCache::Loaded again = cache.Load(mine);
-  EXPECT_EQ(again.work, loaded.work);
+  EXPECT_EQ(again.work, loaded.work);  // the same addresses
   EXPECT_EQ(again.cluster.size(), loaded.cluster.size());
   absl::StatusOr<Response> patched =
       c.Do("PATCH", "/api/v1/namespaces/" + ns + "/pods/trainer",
@@ -105,8 +105,8 @@ TEST(ClusterCachePlaneTest, ALivePassPlacesAPendingPod) {
   for (auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
        !relabeled && std::chrono::steady_clock::now() < until;
        std::this_thread::sleep_for(std::chrono::milliseconds(50))) {
-    for (const api::SourcedObject& o : cache.Load(mine).work) {
-      const auto* pod = std::get_if<api::Pod>(&o.object);
+    for (const api::SourcedObject* o : cache.Load(mine).work) {
+      const auto* pod = std::get_if<api::Pod>(&o->object);
       relabeled = relabeled || (pod != nullptr && pod->metadata.labels.contains("team"));
     }
   }
@@ -115,8 +115,7 @@ TEST(ClusterCachePlaneTest, ALivePassPlacesAPendingPod) {
   ASSERT_TRUE(cache.Error().ok()) << cache.Error();
   EXPECT_GT(changes.load(), 0);
   for (const api::Diagnostic& d : loaded.diagnostics) ADD_FAILURE() << d.ToString();
-  absl::StatusOr<sched::PassResult> pass =
-      sched::RunPass(std::move(loaded.cluster), loaded.work, {});
+  absl::StatusOr<sched::PassResult> pass = sched::RunPass(loaded.cluster, loaded.work, {});
   ASSERT_TRUE(pass.ok()) << pass.status();
   ASSERT_EQ(pass->decisions.size(), 1u);
   const sched::Decision& d = pass->decisions[0];

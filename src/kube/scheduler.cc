@@ -104,11 +104,12 @@ void AddDevices(const json& allocation, std::set<DeviceId>& out) {
 
 // A Node the API does not have cannot run a pod: slices (and devices) naming one are not
 // offered, with one log line each. (Offline, `gpuplane schedule` keeps them: files may omit
-// Node objects.)
-void DropMissingNodes(std::vector<api::SourcedObject>& cluster, std::set<std::string>& warned) {
-  std::set<std::string> nodes;
-  for (const api::SourcedObject& o : cluster) {
-    if (const auto* n = std::get_if<api::Node>(&o.object)) nodes.insert(n->metadata.name);
+// Node objects.) The cache's objects are not changed: a slice that keeps some devices is
+// replaced by a trimmed copy that `loaded` holds.
+void DropMissingNodes(ClusterCache::Loaded& loaded, std::set<std::string>& warned) {
+  std::set<std::string, std::less<>> nodes;
+  for (const api::SourcedObject* o : loaded.cluster) {
+    if (const auto* n = std::get_if<api::Node>(&o->object)) nodes.insert(n->metadata.name);
   }
   auto missing = [&](const std::optional<std::string>& node, const std::string& slice) {
     if (!node || nodes.contains(*node)) return false;
@@ -117,29 +118,50 @@ void DropMissingNodes(std::vector<api::SourcedObject>& cluster, std::set<std::st
     if (warned.insert(w).second) Log(w);
     return true;
   };
-  std::erase_if(cluster, [&](api::SourcedObject& o) {
-    auto* slice = std::get_if<api::ResourceSlice>(&o.object);
-    if (slice == nullptr) return false;
-    if (missing(slice->spec.node_name, slice->metadata.name)) return true;
-    std::erase_if(slice->spec.devices,
-                  [&](const api::Device& d) { return missing(d.node_name, slice->metadata.name); });
-    return false;
-  });
+  auto trimmed = std::make_shared<std::vector<api::SourcedObject>>();
+  std::vector<size_t> trimmed_at;  // where each trimmed copy goes in `kept`
+  api::ObjectRefs kept;
+  kept.reserve(loaded.cluster.size());
+  for (const api::SourcedObject* o : loaded.cluster) {
+    const auto* slice = std::get_if<api::ResourceSlice>(&o->object);
+    if (slice != nullptr && missing(slice->spec.node_name, slice->metadata.name)) continue;
+    auto device_missing = [&](const api::Device& d) {
+      return missing(d.node_name, slice->metadata.name);
+    };
+    if (slice == nullptr ||
+        std::none_of(slice->spec.devices.begin(), slice->spec.devices.end(), device_missing)) {
+      kept.push_back(o);
+      continue;
+    }
+    api::SourcedObject copy = *o;
+    std::erase_if(std::get<api::ResourceSlice>(copy.object).spec.devices, device_missing);
+    trimmed->push_back(std::move(copy));
+    trimmed_at.push_back(kept.size());
+    kept.push_back(nullptr);
+  }
+  for (size_t i = 0; i < trimmed_at.size(); ++i) kept[trimmed_at[i]] = &(*trimmed)[i];
+  if (!trimmed->empty()) loaded.held.push_back(std::move(trimmed));
+  loaded.cluster = std::move(kept);
 }
 
 // The queue tree of the Queues among `work`. Queues whose parents do not form a tree (a
 // parent missing, a cycle) cannot be honoured; rather than stop scheduling for every tenant,
 // they are dropped from `work`, the pass runs without queues (an empty tree) and the problem
 // is logged once (a Queue fixed in the API is picked up on the next cycle).
-sched::QueueTree QueuesOf(std::vector<api::SourcedObject>& work, std::set<std::string>& warned) {
-  absl::StatusOr<sched::QueueTree> tree = sched::QueueTree::Build(work);
+sched::QueueTree QueuesOf(api::ObjectRefs& work, std::set<std::string>& warned) {
+  auto is_queue = [](const api::SourcedObject* o) {
+    return std::holds_alternative<api::Queue>(o->object);
+  };
+  std::vector<api::SourcedObject> queues;
+  for (const api::SourcedObject* o : work) {
+    if (is_queue(o)) queues.push_back(*o);
+  }
+  absl::StatusOr<sched::QueueTree> tree = sched::QueueTree::Build(queues);
   if (tree.ok()) return *std::move(tree);
   std::string w = util::Cat("queues are not applied: ", std::string(tree.status().message()),
                             "; fix the Queue objects (gpuplane validate names every problem)");
   if (warned.insert(w).second) Log(w);
-  std::erase_if(work, [](const api::SourcedObject& o) {
-    return std::holds_alternative<api::Queue>(o.object);
-  });
+  std::erase_if(work, is_queue);
   return sched::QueueTree();
 }
 
@@ -375,7 +397,7 @@ absl::Status Scheduler::Cycle() {
   ClusterCache::Loaded loaded =
       cache_->Load([&](const json& pod) { return Keep(pod, options_.name, *cache_, waiting); });
   if (warned_.size() > 10'000) warned_.clear();  // a bound on memory; some may log again
-  DropMissingNodes(loaded.cluster, warned_);
+  DropMissingNodes(loaded, warned_);
   const sched::QueueTree queues = QueuesOf(loaded.work, warned_);
   sched::SessionOptions opts;
   opts.queues = &queues;  // built once per cycle; the pass does not build it again
@@ -410,8 +432,7 @@ absl::Status Scheduler::Cycle() {
       return false;
     };
   }
-  absl::StatusOr<sched::PassResult> pass =
-      sched::RunPass(std::move(loaded.cluster), loaded.work, opts);
+  absl::StatusOr<sched::PassResult> pass = sched::RunPass(loaded.cluster, loaded.work, opts);
   if (!pass.ok()) return pass.status();
   for (const std::string& w : pass->warnings) {
     if (warned_.insert(w).second) Log(w);

@@ -107,10 +107,11 @@ absl::Status AllocationState::Release(const Inventory& inventory, DeviceId d,
   return absl::OkStatus();
 }
 
-std::vector<std::string> AllocationState::ApplyAllocatedClaims(
-    const Inventory& inventory, const std::vector<api::SourcedObject>& objects) {
+std::vector<std::string> AllocationState::ApplyAllocatedClaims(const Inventory& inventory,
+                                                               const api::ObjectRefs& objects) {
   std::vector<std::string> problems;
-  for (const api::SourcedObject& o : objects) {
+  for (const api::SourcedObject* p : objects) {
+    const api::SourcedObject& o = *p;
     const auto* claim = std::get_if<api::ResourceClaim>(&o.object);
     if (claim == nullptr || !claim->status.allocation) continue;
     for (const api::DeviceRequestAllocationResult& r : claim->status.allocation->devices.results) {

@@ -58,7 +58,11 @@ class AllocationState {
   // capacity their device does not publish, are returned as messages naming the claim; they
   // are skipped.
   std::vector<std::string> ApplyAllocatedClaims(const Inventory& inventory,
-                                                const std::vector<api::SourcedObject>& objects);
+                                                const api::ObjectRefs& objects);
+  std::vector<std::string> ApplyAllocatedClaims(const Inventory& inventory,
+                                                const std::vector<api::SourcedObject>& objects) {
+    return ApplyAllocatedClaims(inventory, api::RefsOf(objects));
+  }
 
  private:
   std::vector<uint32_t> in_use_;

@@ -36,8 +36,8 @@ enum class Slices { kCopy, kTake, kBorrow };
 // consume each counter set and which nodes reach each device.
 class InventoryBuilder {
  public:
-  InventoryBuilder(const std::vector<api::SourcedObject>& objects, Slices slices)
-      : objects_(objects), slices_(slices) {}
+  InventoryBuilder(api::ObjectRefs objects, Slices slices)
+      : objects_(std::move(objects)), slices_(slices) {}
 
   Inventory Build() && {
     NodesAndClasses();
@@ -67,7 +67,8 @@ class InventoryBuilder {
   }
 
   void NodesAndClasses() {
-    for (const api::SourcedObject& o : objects_) {
+    for (const api::SourcedObject* p : objects_) {
+      const api::SourcedObject& o = *p;
       if (!o.valid) continue;
       if (const auto* n = std::get_if<api::Node>(&o.object)) {
         inv_.nodes_[AddNode(n->metadata.name)].labels = n->metadata.labels;
@@ -85,9 +86,9 @@ class InventoryBuilder {
   Pools CurrentSlices() {
     absl::flat_hash_map<PoolKey, size_t> index;  // into by_pool
     Pools by_pool;
-    for (const api::SourcedObject& o : objects_) {
-      const auto* s = std::get_if<api::ResourceSlice>(&o.object);
-      if (s == nullptr || !o.valid) continue;
+    for (const api::SourcedObject* o : objects_) {
+      const auto* s = std::get_if<api::ResourceSlice>(&o->object);
+      if (s == nullptr || !o->valid) continue;
       PoolKey key{s->spec.driver, s->spec.pool.name};
       if (s->spec.pool.generation != generation_[key]) continue;
       auto [it, added] = index.try_emplace(key, by_pool.size());
@@ -264,7 +265,7 @@ class InventoryBuilder {
            (d.node_selector && MatchesNodeSelector(*d.node_selector, n.name, n.labels));
   }
 
-  const std::vector<api::SourcedObject>& objects_;
+  const api::ObjectRefs objects_;
   Slices slices_;
   std::vector<std::pair<PoolId, const api::ResourceSlice*>> incomplete_slices_;
   Inventory inv_;
@@ -274,14 +275,18 @@ class InventoryBuilder {
 };
 
 Inventory Inventory::Build(const std::vector<api::SourcedObject>& objects) {
-  return InventoryBuilder(objects, Slices::kCopy).Build();
+  return InventoryBuilder(api::RefsOf(objects), Slices::kCopy).Build();
 }
 
 Inventory Inventory::BuildTakingSlices(std::vector<api::SourcedObject>& objects) {
-  return InventoryBuilder(objects, Slices::kTake).Build();
+  return InventoryBuilder(api::RefsOf(objects), Slices::kTake).Build();
 }
 
 Inventory Inventory::BuildBorrowingSlices(const std::vector<api::SourcedObject>& objects) {
+  return InventoryBuilder(api::RefsOf(objects), Slices::kBorrow).Build();
+}
+
+Inventory Inventory::BuildBorrowingSlices(const api::ObjectRefs& objects) {
   return InventoryBuilder(objects, Slices::kBorrow).Build();
 }
 

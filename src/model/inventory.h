@@ -119,6 +119,7 @@ class Inventory {
   // The same, reading the ResourceSlices where they are: `objects` must outlive the inventory
   // unchanged (a run that holds both, as alloc::AllocateInOrder does, frees nothing of them).
   static Inventory BuildBorrowingSlices(const std::vector<api::SourcedObject>& objects);
+  static Inventory BuildBorrowingSlices(const api::ObjectRefs& objects);
 
   Inventory(Inventory&&) = default;
   Inventory& operator=(Inventory&&) = default;

@@ -6,20 +6,25 @@
 #include <variant>
 
 namespace gpuplane::sched {
+namespace {
 
-absl::StatusOr<PassResult> RunPass(std::vector<api::SourcedObject> cluster,
-                                   const std::vector<api::SourcedObject>& work,
-                                   const SessionOptions& options,
-                                   const std::map<std::string, double>& prices) {
-  const double start = options.clock != nullptr ? options.clock->Now() : 0;
+double Now(const SessionOptions& options) {
+  return options.clock != nullptr ? options.clock->Now() : 0;
+}
+
+// The pass once the inventory is built from `cluster` (its slices taken or borrowed).
+absl::StatusOr<PassResult> RunOn(std::shared_ptr<const model::Inventory> inventory,
+                                 api::ObjectRefs cluster, const api::ObjectRefs& work,
+                                 const SessionOptions& options,
+                                 const std::map<std::string, double>& prices, double start) {
   // Queue objects may come with the cluster or with the work (unless the caller built the
   // tree).
   absl::StatusOr<QueueTree> queues = QueueTree();
   if (options.queues == nullptr) {
     std::vector<api::SourcedObject> queue_objects;
-    for (const std::vector<api::SourcedObject>* objects : {&std::as_const(cluster), &work}) {
-      for (const api::SourcedObject& o : *objects) {
-        if (std::holds_alternative<api::Queue>(o.object)) queue_objects.push_back(o);
+    for (const api::ObjectRefs* objects : {&std::as_const(cluster), &work}) {
+      for (const api::SourcedObject* o : *objects) {
+        if (std::holds_alternative<api::Queue>(o->object)) queue_objects.push_back(*o);
       }
     }
     queues = QueueTree::Build(queue_objects);
@@ -30,19 +35,19 @@ absl::StatusOr<PassResult> RunPass(std::vector<api::SourcedObject> cluster,
   // The workload's allocated claims count as cluster state too (once: the same file may be
   // given as both).
   std::set<std::string> claims;
-  for (const api::SourcedObject& o : cluster) {
-    if (const auto* c = std::get_if<api::ResourceClaim>(&o.object)) {
+  for (const api::SourcedObject* o : cluster) {
+    if (const auto* c = std::get_if<api::ResourceClaim>(&o->object)) {
       claims.insert(c->metadata.namespace_name + "/" + c->metadata.name);
     }
   }
-  for (const api::SourcedObject& o : work) {
-    const auto* c = std::get_if<api::ResourceClaim>(&o.object);
+  for (const api::SourcedObject* o : work) {
+    const auto* c = std::get_if<api::ResourceClaim>(&o->object);
     if (c != nullptr && c->status.allocation &&
         claims.insert(c->metadata.namespace_name + "/" + c->metadata.name).second) {
       cluster.push_back(o);
     }
   }
-  r.snapshot = Snapshot::Build(std::move(cluster), prices);
+  r.snapshot = Snapshot::Build(std::move(inventory), cluster, prices);
   if (options.clock != nullptr) r.snapshot_seconds = options.clock->Now() - start;
   r.warnings = r.snapshot->warnings();
   r.warnings.insert(r.warnings.end(), r.pods.warnings.begin(), r.pods.warnings.end());
@@ -55,6 +60,29 @@ absl::StatusOr<PassResult> RunPass(std::vector<api::SourcedObject> cluster,
   r.queue_devices = (*session)->QueueDevices();
   r.other_demand = (*session)->OtherDemand();
   return r;
+}
+
+}  // namespace
+
+absl::StatusOr<PassResult> RunPass(std::vector<api::SourcedObject> cluster,
+                                   const std::vector<api::SourcedObject>& work,
+                                   const SessionOptions& options,
+                                   const std::map<std::string, double>& prices) {
+  const double start = Now(options);
+  // The slices move into the inventory; the rest of `cluster` is read, and copied where kept.
+  auto inventory =
+      std::make_shared<const model::Inventory>(model::Inventory::BuildTakingSlices(cluster));
+  return RunOn(std::move(inventory), api::RefsOf(cluster), api::RefsOf(work), options, prices,
+               start);
+}
+
+absl::StatusOr<PassResult> RunPass(const api::ObjectRefs& cluster, const api::ObjectRefs& work,
+                                   const SessionOptions& options,
+                                   const std::map<std::string, double>& prices) {
+  const double start = Now(options);
+  auto inventory =
+      std::make_shared<const model::Inventory>(model::Inventory::BuildBorrowingSlices(cluster));
+  return RunOn(std::move(inventory), cluster, work, options, prices, start);
 }
 
 }  // namespace gpuplane::sched

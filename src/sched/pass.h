@@ -39,6 +39,11 @@ absl::StatusOr<PassResult> RunPass(std::vector<api::SourcedObject> cluster,
                                    const std::vector<api::SourcedObject>& work,
                                    const SessionOptions& options,
                                    const std::map<std::string, double>& prices = {});
+// The same on objects held elsewhere (the live scheduler's cache), copying none of them: the
+// result borrows `cluster`'s slices and `work`, which must outlive it unchanged.
+absl::StatusOr<PassResult> RunPass(const api::ObjectRefs& cluster, const api::ObjectRefs& work,
+                                   const SessionOptions& options,
+                                   const std::map<std::string, double>& prices = {});
 
 }  // namespace gpuplane::sched
 

@@ -32,14 +32,14 @@ struct Index {
   std::map<std::string, const api::SourcedObject*> workloads;   // ns/name
 };
 
-Index IndexOf(const std::vector<api::SourcedObject>& work,
-              const std::vector<api::SourcedObject>& cluster) {
+Index IndexOf(const api::ObjectRefs& work, const api::ObjectRefs& cluster) {
   Index ix;
-  for (const api::SourcedObject& o : cluster) {
-    const auto* c = std::get_if<api::ResourceClaim>(&o.object);
+  for (const api::SourcedObject* o : cluster) {
+    const auto* c = std::get_if<api::ResourceClaim>(&o->object);
     if (c != nullptr) ix.claims[c->metadata.namespace_name + "/" + c->metadata.name] = c;
   }
-  for (const api::SourcedObject& o : work) {
+  for (const api::SourcedObject* p : work) {
+    const api::SourcedObject& o = *p;
     const api::ObjectMeta& m = api::MetaOf(o.object);
     std::string key = m.namespace_name + "/" + m.name;
     if (const auto* c = std::get_if<api::ResourceClaim>(&o.object)) ix.claims[key] = c;
@@ -234,10 +234,15 @@ void CheckComplete(PodSet& set) {
 
 PodSet BuildPodSet(const std::vector<api::SourcedObject>& work,
                    const std::vector<api::SourcedObject>& cluster) {
+  return BuildPodSet(api::RefsOf(work), api::RefsOf(cluster));
+}
+
+PodSet BuildPodSet(const api::ObjectRefs& work, const api::ObjectRefs& cluster) {
   PodSet set;
   Index ix = IndexOf(work, cluster);
   std::map<std::string, int> by_key;
-  for (const api::SourcedObject& o : work) {
+  for (const api::SourcedObject* w : work) {
+    const api::SourcedObject& o = *w;
     if (!std::holds_alternative<api::Pod>(o.object) || !o.valid) continue;
     PodInfo p = MakePod(ix, o, set.pods.size());
     if (p.bound_node.empty()) {

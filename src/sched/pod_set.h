@@ -81,8 +81,10 @@ struct PodSet {
 PodInfo DescribePod(const api::SourcedObject& o, size_t input);
 
 // `cluster`: the cluster's objects, whose ResourceClaims (allocated ones) pods may name too.
+// The set borrows `work` (it must outlive the set).
 PodSet BuildPodSet(const std::vector<api::SourcedObject>& work,
                    const std::vector<api::SourcedObject>& cluster = {});
+PodSet BuildPodSet(const api::ObjectRefs& work, const api::ObjectRefs& cluster);
 
 }  // namespace gpuplane::sched
 

@@ -41,14 +41,20 @@ std::unique_ptr<Snapshot> Snapshot::Build(std::vector<api::SourcedObject> cluste
 std::unique_ptr<Snapshot> Snapshot::Build(std::shared_ptr<const model::Inventory> inventory,
                                           const std::vector<api::SourcedObject>& cluster,
                                           const std::map<std::string, double>& prices) {
+  return Build(std::move(inventory), api::RefsOf(cluster), prices);
+}
+
+std::unique_ptr<Snapshot> Snapshot::Build(std::shared_ptr<const model::Inventory> inventory,
+                                          const api::ObjectRefs& cluster,
+                                          const std::map<std::string, double>& prices) {
   std::unique_ptr<Snapshot> s(new Snapshot(std::move(inventory)));
   s->warnings_ = s->inv_.warnings();
   for (std::string& w : s->state_.ApplyAllocatedClaims(s->inv_, cluster)) {
     s->warnings_.push_back(std::move(w));
   }
   s->facts_.resize(s->inv_.nodes().size());
-  for (const api::SourcedObject& o : cluster) {
-    if (const auto* n = std::get_if<api::Node>(&o.object)) {
+  for (const api::SourcedObject* o : cluster) {
+    if (const auto* n = std::get_if<api::Node>(&o->object)) {
       std::optional<model::NodeId> id = s->inv_.FindNode(n->metadata.name);
       if (!id) continue;
       NodeFacts& f = s->facts_[*id];
@@ -56,7 +62,7 @@ std::unique_ptr<Snapshot> Snapshot::Build(std::shared_ptr<const model::Inventory
       f.unschedulable = n->spec.unschedulable.value_or(false);
       f.cpu_allocatable = Amount(n->status.allocatable, "cpu", 1'000'000);
       f.memory_allocatable = Amount(n->status.allocatable, "memory", 1'000'000'000);
-    } else if (const auto* c = std::get_if<api::ResourceClaim>(&o.object)) {
+    } else if (const auto* c = std::get_if<api::ResourceClaim>(&o->object)) {
       if (!c->status.allocation) continue;
       ClaimAllocation a;
       a.result = *c->status.allocation;

@@ -66,6 +66,9 @@ class Snapshot {
   static std::unique_ptr<Snapshot> Build(std::shared_ptr<const model::Inventory> inventory,
                                          const std::vector<api::SourcedObject>& cluster,
                                          const std::map<std::string, double>& prices = {});
+  static std::unique_ptr<Snapshot> Build(std::shared_ptr<const model::Inventory> inventory,
+                                         const api::ObjectRefs& cluster,
+                                         const std::map<std::string, double>& prices = {});
 
   const model::Inventory& inventory() const { return inv_; }
   const model::AllocationState& state() const { return state_; }
