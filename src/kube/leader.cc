@@ -7,6 +7,7 @@
 
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "kube/json_field.h"
 #include "util/strings.h"
 
 namespace gpuplane::kube {
@@ -62,20 +63,25 @@ LeaderElector::Outcome LeaderElector::TryAcquireOrRenew() {
   }
   nlohmann::json lease = nlohmann::json::parse(got->body, nullptr, false);
   if (!lease.is_object()) return Outcome::kFailed;
+  // Read without trusting types (json_field.h): a member of another type reads as missing.
   nlohmann::json& spec = lease["spec"];
-  std::string holder = spec.value("holderIdentity", "");
-  std::string record = util::Cat(holder, "|", spec.value("renewTime", ""));
+  if (!spec.is_object()) spec = nlohmann::json::object();
+  auto integer = [&](const char* key, int64_t missing) {
+    return spec.contains(key) && spec[key].is_number_integer() ? spec[key].get<int64_t>() : missing;
+  };
+  std::string holder(Str(spec, "holderIdentity"));
+  std::string record = util::Cat(holder, "|", Str(spec, "renewTime"));
   if (record != observed_record_) {
     observed_record_ = record;
     observed_at_ = Clock::now();
   }
-  int held_for = spec.value("leaseDurationSeconds", duration);
+  const int64_t held_for = integer("leaseDurationSeconds", duration);
   bool expired = Clock::now() > observed_at_ + std::chrono::seconds(held_for);
   bool ours = holder == options_.identity;
   if (!ours && !holder.empty() && !expired) return Outcome::kNotOurs;
   if (!ours) {
     spec["acquireTime"] = now;
-    spec["leaseTransitions"] = spec.value("leaseTransitions", 0) + 1;
+    spec["leaseTransitions"] = integer("leaseTransitions", 0) + 1;
   }
   spec["holderIdentity"] = options_.identity;
   spec["leaseDurationSeconds"] = duration;
@@ -97,7 +103,7 @@ void LeaderElector::Release() {
   absl::StatusOr<Response> got = client_.Get(LeasePath(false));
   if (!got.ok() || got->status != 200) return;
   nlohmann::json lease = nlohmann::json::parse(got->body, nullptr, false);
-  if (!lease.is_object() || lease["spec"].value("holderIdentity", "") != options_.identity) return;
+  if (Str(Field(lease, "spec"), "holderIdentity") != options_.identity) return;
   lease["spec"]["holderIdentity"] = "";
   lease["spec"]["leaseDurationSeconds"] = 1;
   lease["spec"]["renewTime"] = MicroTimeNow();

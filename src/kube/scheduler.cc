@@ -40,20 +40,21 @@ void Log(const std::string& msg) { std::fprintf(stderr, "gpuplane scheduler: %s\
 bool Keep(const json& pod, const std::string& name, const ClusterCache& cache, int64_t& waiting) {
   const json& spec = Field(pod, "spec");
   const json& status = Field(pod, "status");
-  std::string phase = status.value("phase", "");
+  std::string_view phase = Str(status, "phase");
   if (phase == "Succeeded" || phase == "Failed") return false;
-  if (!spec.value("nodeName", "").empty()) return true;
-  if (spec.value("schedulerName", "default-scheduler") != name) return false;
+  if (!Str(spec, "nodeName").empty()) return true;
+  std::string_view scheduler = Str(spec, "schedulerName");
+  if ((scheduler.empty() ? "default-scheduler" : scheduler) != name) return false;
   if (Field(pod, "metadata").contains("deletionTimestamp")) return false;
   if (spec.contains("schedulingGates") && !spec["schedulingGates"].empty()) return false;
   for (const json& rc : Field(spec, "resourceClaims")) {
     if (!rc.contains("resourceClaimTemplateName")) continue;
     bool made = false;
     for (const json& st : Field(status, "resourceClaimStatuses")) {
-      if (made || st.value("name", "") != rc.value("name", "")) continue;
-      if (!st.contains("resourceClaimName") || !st["resourceClaimName"].is_string()) continue;
-      std::string key = util::Cat(Field(pod, "metadata").value("namespace", ""), "/",
-                                  st["resourceClaimName"].get<std::string>());
+      if (made || Str(st, "name") != Str(rc, "name")) continue;
+      std::string_view claim = Str(st, "resourceClaimName");
+      if (claim.empty()) continue;
+      std::string key = util::Cat(Str(Field(pod, "metadata"), "namespace"), "/", claim);
       made = cache.Has("ResourceClaim", key);
     }
     if (!made) {
@@ -81,7 +82,7 @@ std::string PreemptionText(const sched::PodSet& pods, const sched::Decision& d,
 }
 
 double CreatedAgo(const json& pod) {
-  std::string ts = Field(pod, "metadata").value("creationTimestamp", "");
+  std::string ts(Str(Field(pod, "metadata"), "creationTimestamp"));
   absl::Time t;
   std::string err;
   if (!absl::ParseTime(absl::RFC3339_full, ts, &t, &err)) return -1;
@@ -98,7 +99,7 @@ using DeviceId = std::tuple<std::string, std::string, std::string>;  // driver, 
 void AddDevices(const json& allocation, std::set<DeviceId>& out) {
   if (!allocation.is_object() || !allocation.contains("devices")) return;
   for (const json& r : Field(allocation["devices"], "results")) {
-    out.emplace(r.value("driver", ""), r.value("pool", ""), r.value("device", ""));
+    out.emplace(Str(r, "driver"), Str(r, "pool"), Str(r, "device"));
   }
 }
 
@@ -169,10 +170,9 @@ std::vector<DisruptionBudget> Budgets(const std::vector<json>& pdbs) {
   std::vector<DisruptionBudget> out;
   for (const json& b : pdbs) {
     DisruptionBudget budget;
-    budget.ns = Field(b, "metadata").value("namespace", "");
-    if (b.contains("spec") && b["spec"].is_object()) {
-      budget.selector = b["spec"].value("selector", json());
-    }
+    budget.ns = Str(Field(b, "metadata"), "namespace");
+    const json& spec = Field(b, "spec");
+    if (spec.contains("selector")) budget.selector = spec["selector"];  // null: selects nothing
     const json& status = Field(b, "status");
     if (status.contains("disruptionsAllowed") && status["disruptionsAllowed"].is_number_integer()) {
       budget.allowed = status["disruptionsAllowed"].get<int64_t>();
@@ -194,8 +194,8 @@ bool Selects(const json& selector, const std::map<std::string, std::string>& lab
   }
   for (const json& e : Field(selector, "matchExpressions")) {
     if (!e.is_object()) return false;
-    std::string op = e.value("operator", "");
-    auto it = labels.find(e.value("key", ""));
+    std::string_view op = Str(e, "operator");
+    auto it = labels.find(std::string(Str(e, "key")));
     bool has = it != labels.end();
     bool in = false;
     for (const json& v : Field(e, "values")) {
@@ -223,7 +223,7 @@ bool Covers(const DisruptionBudget& b, const sched::PodInfo& p) {
 // and replica, else the pod itself (as sched/preempt.cc groups victims).
 std::string JobOf(const json& pod) {
   const json& meta = Field(pod, "metadata");
-  std::string ns = meta.value("namespace", "");
+  std::string_view ns = Str(meta, "namespace");
   const json& labels = Field(meta, "labels");
   if (labels.contains(sched::kPodGroupLabel) && labels[sched::kPodGroupLabel].is_string()) {
     return util::Cat("PodGroup/", ns, "/", labels[sched::kPodGroupLabel].get<std::string>());
@@ -231,10 +231,10 @@ std::string JobOf(const json& pod) {
   const json& spec = Field(pod, "spec");
   if (spec.contains("workloadRef") && spec["workloadRef"].is_object()) {
     const json& w = spec["workloadRef"];
-    return util::Cat("Workload/", ns, "/", w.value("name", ""), "/", w.value("podGroup", ""), "/",
-                     w.value("podGroupReplicaKey", ""));
+    return util::Cat("Workload/", ns, "/", Str(w, "name"), "/", Str(w, "podGroup"), "/",
+                     Str(w, "podGroupReplicaKey"));
   }
-  return util::Cat("Pod/", ns, "/", meta.value("name", ""));
+  return util::Cat("Pod/", ns, "/", Str(meta, "name"));
 }
 
 // Whether this scheduler marked the pod preempted (DisruptionTarget, PreemptionByScheduler,
@@ -242,10 +242,9 @@ std::string JobOf(const json& pod) {
 bool MarkedBy(const json& pod, const std::string& scheduler) {
   const json& status = Field(pod, "status");
   for (const json& c : Field(status, "conditions")) {
-    if (!c.is_object()) continue;
-    if (c.value("type", "") == "DisruptionTarget" && c.value("status", "") == "True" &&
-        c.value("reason", "") == "PreemptionByScheduler" &&
-        c.value("message", "").find(util::Cat("(", scheduler, ")")) != std::string::npos) {
+    if (Str(c, "type") == "DisruptionTarget" && Str(c, "status") == "True" &&
+        Str(c, "reason") == "PreemptionByScheduler" &&
+        Str(c, "message").find(util::Cat("(", scheduler, ")")) != std::string_view::npos) {
       return true;
     }
   }
@@ -595,7 +594,7 @@ bool Scheduler::WritePod(const Job& job, size_t i, std::vector<std::string>& all
   }
   json pod = m.cached_pod;
   pod["spec"]["nodeName"] = m.node;
-  std::string rv = pod["metadata"].value("resourceVersion", "0");
+  std::string rv(Str(Field(pod, "metadata"), "resourceVersion"));
   int64_t v = 0;
   pod["metadata"]["resourceVersion"] = std::to_string((absl::SimpleAtoi(rv, &v) ? v : 0) + 1);
   cache_->Assume("Pod", std::move(pod));
@@ -690,7 +689,7 @@ void Scheduler::FinishPreemptions() {
   std::vector<json> pods = cache_->List("Pod");
   std::set<std::string> jobs;  // jobs with a victim this scheduler marked and that still runs
   auto running = [](const json& p) {
-    return !Field(p, "spec").value("nodeName", "").empty() &&
+    return !Str(Field(p, "spec"), "nodeName").empty() &&
            !Field(p, "metadata").contains("deletionTimestamp");
   };
   for (const json& p : pods) {
@@ -701,7 +700,8 @@ void Scheduler::FinishPreemptions() {
   for (const json& p : pods) {
     if (!running(p) || !jobs.contains(JobOf(p))) continue;
     const json& meta = Field(p, "metadata");
-    PodRef ref{meta.value("namespace", ""), meta.value("name", ""), meta.value("uid", "")};
+    PodRef ref{std::string(Str(meta, "namespace")), std::string(Str(meta, "name")),
+               std::string(Str(meta, "uid"))};
     std::map<std::string, std::string> labels;
     for (const auto& [k, v] : Field(meta, "labels").items()) {
       if (v.is_string()) labels[k] = v.get<std::string>();
@@ -732,8 +732,8 @@ void Scheduler::Recover() {
       const json& meta = Field(obj, "metadata");
       const json& annotations = Field(meta, "annotations");
       if (!annotations.contains(kGangIntent)) continue;
-      std::string ns = meta.value("namespace", "");
-      std::string name = meta.value("name", "");
+      std::string ns(Str(meta, "namespace"));
+      std::string name(Str(meta, "name"));
       const json& text = annotations[kGangIntent];
       std::optional<json> intent =
           text.is_string() ? ReadIntent(text.get<std::string>()) : std::nullopt;
@@ -762,7 +762,7 @@ bool Scheduler::RollForward(const std::string& ns, const json& intent) {
   std::set<std::string> planned;
   for (const json& m : intent["members"]) {
     for (const json& c : Field(m, "claims")) {
-      planned.insert(ns + "/" + c.value("name", ""));
+      planned.insert(util::Cat(ns, "/", Str(c, "name")));
     }
   }
   std::set<DeviceId> taken, wanted;
@@ -774,15 +774,15 @@ bool Scheduler::RollForward(const std::string& ns, const json& intent) {
   }
   Job job;
   for (const json& m : intent["members"]) {
-    std::optional<json> pod = cache_->Get("Pod", ns + "/" + m.value("pod", ""));
-    if (!pod || (*pod)["metadata"].value("uid", "") != m.value("uid", "")) return false;
-    std::string bound = (*pod)["spec"].value("nodeName", "");
-    if (!bound.empty() && bound != m.value("node", "")) return false;
-    Job::Member member{
-        {ns, m.value("pod", ""), m.value("uid", "")}, m.value("node", ""), -1, *pod, {}};
+    const std::string name(Str(m, "pod")), uid(Str(m, "uid")), node(Str(m, "node"));
+    std::optional<json> pod = cache_->Get("Pod", util::Cat(ns, "/", name));
+    if (!pod || Str(Field(*pod, "metadata"), "uid") != uid) return false;
+    std::string_view bound = Str(Field(*pod, "spec"), "nodeName");
+    if (!bound.empty() && bound != node) return false;
+    Job::Member member{{ns, name, uid}, node, -1, *pod, {}};
     for (const json& c : Field(m, "claims")) {
       AddDevices(c["allocation"], wanted);
-      member.claims.emplace_back(ns + "/" + c.value("name", ""), c["allocation"]);
+      member.claims.emplace_back(util::Cat(ns, "/", Str(c, "name")), c["allocation"]);
     }
     job.members.push_back(std::move(member));
   }
@@ -798,19 +798,19 @@ bool Scheduler::RollForward(const std::string& ns, const json& intent) {
 
 void Scheduler::RollBack(const std::string& ns, const json& intent) {
   for (const json& m : intent["members"]) {
-    PodRef pod{ns, m.value("pod", ""), m.value("uid", "")};
+    PodRef pod{ns, std::string(Str(m, "pod")), std::string(Str(m, "uid"))};
     std::optional<json> cached = cache_->Get("Pod", ns + "/" + pod.name);
     // A member bound meanwhile is deleted (its controller makes a new one); the API is asked,
     // not the cache, which may not have seen the binding yet.
     absl::StatusOr<Response> live = client_.Get(PodPath(ns, pod.name));
     json got = live.ok() && live->ok() ? json::parse(live->body, nullptr, false) : json();
-    bool bound =
-        got.is_object() && got.contains("spec") && !got["spec"].value("nodeName", "").empty();
-    if (bound || (cached && !(*cached)["spec"].value("nodeName", "").empty())) {
+    bool bound = !Str(Field(got, "spec"), "nodeName").empty();
+    if (bound || (cached && !Str(Field(*cached, "spec"), "nodeName").empty())) {
       if (absl::Status s = writer_.DeletePod(pod); !s.ok()) Log(std::string(s.message()));
     }
     for (const json& c : Field(m, "claims")) {
-      if (absl::Status s = writer_.ReleaseClaim(ns, c.value("name", ""), pod.uid); !s.ok()) {
+      if (absl::Status s = writer_.ReleaseClaim(ns, std::string(Str(c, "name")), pod.uid);
+          !s.ok()) {
         Log(std::string(s.message()));
       }
     }

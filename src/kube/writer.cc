@@ -43,25 +43,20 @@ absl::Status Failed(const std::string& what, const Response& r) {
 // The devices of an allocation as a set, so two allocations compare whatever their order.
 std::set<std::tuple<std::string, std::string, std::string, std::string>> Devices(const json& a) {
   std::set<std::tuple<std::string, std::string, std::string, std::string>> out;
-  if (!a.is_object() || !a.contains("devices") || !a["devices"].contains("results")) return out;
-  for (const json& r : a["devices"]["results"]) {
-    out.emplace(r.value("request", ""), r.value("driver", ""), r.value("pool", ""),
-                r.value("device", ""));
+  for (const json& r : Field(Field(a, "devices"), "results")) {
+    out.emplace(Str(r, "request"), Str(r, "driver"), Str(r, "pool"), Str(r, "device"));
   }
   return out;
 }
 
 bool HasFinalizer(const json& obj) {
-  const json& m = obj["metadata"];
-  if (!m.contains("finalizers")) return false;
-  const json& f = m["finalizers"];
+  const json& f = Field(Field(obj, "metadata"), "finalizers");
   return std::find(f.begin(), f.end(), kClaimFinalizer) != f.end();
 }
 
 bool ReservedFor(const json& claim, const std::string& uid) {
-  if (!claim.contains("status") || !claim["status"].contains("reservedFor")) return false;
-  for (const json& r : claim["status"]["reservedFor"]) {
-    if (r.value("uid", "") == uid) return true;
+  for (const json& r : Field(Field(claim, "status"), "reservedFor")) {
+    if (Str(r, "uid") == uid) return true;
   }
   return false;
 }
@@ -105,8 +100,8 @@ json AllocationJson(const api::AllocationResult& a) {
 
 absl::StatusOr<json> Writer::AllocateClaim(json claim, const json& allocation,
                                            const PodRef& pod) const {
-  const std::string ns = claim["metadata"].value("namespace", "");
-  const std::string name = claim["metadata"].value("name", "");
+  const std::string ns(Str(Field(claim, "metadata"), "namespace"));
+  const std::string name(Str(Field(claim, "metadata"), "name"));
   const std::string path = ClaimPath(ns, name);
   const std::string what = util::Cat("ResourceClaim ", Key(ns, name));
   auto refresh = [&]() -> absl::Status {
@@ -169,7 +164,7 @@ absl::Status Writer::ReleaseClaim(const std::string& ns, const std::string& name
     if (!st.is_object()) st = json::object();
     json kept = json::array();
     for (const json& r : Field(st, "reservedFor")) {
-      if (r.value("uid", "") != pod_uid) kept.push_back(r);
+      if (Str(r, "uid") != pod_uid) kept.push_back(r);
     }
     bool changed = kept.size() != Field(st, "reservedFor").size();
     if (kept.empty() && st.contains("allocation")) {
