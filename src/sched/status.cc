@@ -95,7 +95,12 @@ std::string Render(const Status& s) {
     const char* sep = " ";
     for (size_t r = 0; r < s.rule_nodes.size(); ++r) {
       if (s.rule_nodes[r] == 0) continue;
-      util::Append(out, sep, s.rule_nodes[r], " ", RuleText(static_cast<Rule>(r), s));
+      std::string text = RuleText(static_cast<Rule>(r), s);
+      if (s.rule_nodes[r] == 1) {  // "1 has ...", "1 is ..."
+        if (text.starts_with("have ")) text.replace(0, 4, "has");
+        if (text.starts_with("are ")) text.replace(0, 3, "is");
+      }
+      util::Append(out, sep, s.rule_nodes[r], " ", text);
       sep = "; ";
     }
     out += ".";

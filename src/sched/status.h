@@ -87,6 +87,7 @@ std::string_view CodeName(Code c);
 std::string_view StageName(Stage s);
 // One line: "0/1000 nodes are available: 1000 have fewer than 8 free devices of class
 // gpu.nvidia.com for request gpu of ResourceClaim ns/c (at most 7 free on one node)."
+// ("1 has ...", "1 is ..." for a single node.)
 std::string Render(const Status& s);
 // What would unblock it: "1 more free device of class gpu.nvidia.com on node n-3, which has 7
 // of 8", "a node without taint gpu=bad:NoSchedule, or a toleration for it", "no node will
