@@ -357,6 +357,13 @@ expect_exit 2 "schedule: missing path" -- "$BIN" schedule --objects examples/non
   --workload examples/workloads
 expect_exit 2 "explain: missing path" -- "$BIN" explain --objects examples/cluster \
   --workload examples/none --pod a/b
+expect_output "give --objects and --workload \(files\), or --kubeconfig" \
+  "explain: neither files nor a cluster" -- "$BIN" explain --pod a/b
+expect_exit 2 "explain: neither files nor a cluster (exit)" -- "$BIN" explain --pod a/b
+expect_output "^gpuplane explain: $tmp_rule/none: cannot read the kubeconfig" \
+  "explain: a missing kubeconfig is named" -- "$BIN" explain --kubeconfig "$tmp_rule/none" --pod a/b
+expect_exit 2 "explain: files and a cluster at once" -- "$BIN" explain \
+  --kubeconfig "$tmp_rule/none" --objects examples/cluster --pod a/b
 expect_exit 2 "simulate: missing claims workload" -- "$BIN" simulate --mode replay \
   --generate h100=1 --workload testdata/sim/claims/none.yaml
 expect_exit 2 "simulate: missing cluster objects" -- "$BIN" simulate --mode replay \

@@ -1,5 +1,7 @@
 // `gpuplane schedule` and `gpuplane explain`: one scheduling pass (sched/pass.h) over cluster
 // objects and workload objects; decisions per pod, or why one pod or its gang is pending.
+// `explain --kubeconfig` runs the pass on a live cluster as `gpuplane scheduler` would
+// (kube/scheduler.h), writing nothing.
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
@@ -14,7 +16,10 @@
 #include "acct/sources.h"
 #include "api/loader.h"
 #include "cli/commands.h"
+#include "cli/flags.h"
 #include "cli/timings.h"
+#include "kube/rest_config.h"
+#include "kube/scheduler.h"
 #include "nlohmann/json.hpp"
 #include "sched/checkpoints.h"
 #include "sched/pass.h"
@@ -33,6 +38,12 @@ struct ScheduleOptions {
   bool preempt = false;
   std::string now;  // RFC 3339; "" = the current time
   std::string pod;  // explain only
+  // explain on a live cluster: the options of the `gpuplane scheduler` it stands in for
+  std::string kubeconfig, context;
+  std::string scheduler_name = "gpuplane";
+  bool no_preemption = false;
+  std::string usage_half_life = "0s";
+  std::string lease_namespace = "kube-system";
 };
 
 struct Loaded {
@@ -221,39 +232,81 @@ void ExplainOne(const sched::PassResult& r, size_t i) {
   }
 }
 
+// Why pod `i` (and its gang) is pending, or where it goes.
+int PrintExplanation(const sched::PassResult& r, size_t i) {
+  ExplainOne(r, i);
+  int gang = r.pods.pods[i].gang;
+  if (gang >= 0 && r.pods.gangs[gang].kind != "Pod") {
+    const sched::Gang& g = r.pods.gangs[gang];
+    std::printf("gang %s (%s, %d of %zu members needed):\n", g.key.c_str(), g.kind.c_str(), g.min,
+                g.members.size());
+    for (size_t m : g.members) {
+      std::printf("  %s: %s\n", r.pods.pods[m].key.c_str(),
+                  std::string(sched::CodeName(r.decisions[m].status.code)).c_str());
+    }
+  }
+  return r.decisions[i].status.ok() ? kExitOk : kExitProblems;
+}
+
+// The cluster's API has at most this long to list every kind.
+constexpr double kLiveSyncSeconds = 60;
+
+int RunLiveExplain(const ScheduleOptions& opt) {
+  if (!opt.objects.empty() || !opt.workload.empty() || !opt.now.empty()) {
+    std::fprintf(stderr,
+                 "gpuplane explain: --kubeconfig reads the cluster itself; leave out --objects, "
+                 "--workload and --now (they are for files)\n");
+    return kExitUsage;
+  }
+  absl::StatusOr<double> half_life =
+      DurationSeconds("--usage-half-life", opt.usage_half_life, /*zero_ok=*/true);
+  if (!half_life.ok()) return Fail("explain", half_life.status());
+  absl::StatusOr<kube::RestConfig> cfg = kube::LoadKubeconfig(opt.kubeconfig, opt.context);
+  if (!cfg.ok()) return Fail("explain", cfg.status());
+  kube::Client client(*cfg);
+  kube::SchedulerOptions options{.name = opt.scheduler_name,
+                                 .policy = opt.policy,
+                                 .preemption = !opt.no_preemption,
+                                 .usage_half_life = *half_life,
+                                 .state_namespace = opt.lease_namespace};
+  kube::Scheduler scheduler(client, options);
+  absl::StatusOr<kube::Scheduler::Explained> e = scheduler.Explain(opt.pod, kLiveSyncSeconds);
+  if (!e.ok()) return Fail("explain", e.status());
+  for (const std::string& w : e->pass->warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
+  if (e->index >= 0) return PrintExplanation(*e->pass, static_cast<size_t>(e->index));
+  std::printf("pod %s: %s\n", opt.pod.c_str(), e->outside.c_str());
+  return e->settled ? kExitOk : kExitProblems;
+}
+
 int RunExplain(const ScheduleOptions& opt) {
+  if (!opt.kubeconfig.empty()) return RunLiveExplain(opt);
+  if (opt.objects.empty() || opt.workload.empty()) {
+    std::fprintf(stderr,
+                 "gpuplane explain: give --objects and --workload (files), or --kubeconfig FILE "
+                 "(a live cluster)\n");
+    return kExitUsage;
+  }
   Loaded in;
   sched::PassResult r;
   if (int code = Pass("explain", opt, in, r); code != kExitOk) return code;
   for (size_t i = 0; i < r.pods.pods.size(); ++i) {
-    if (r.pods.pods[i].key != opt.pod) continue;
-    ExplainOne(r, i);
-    int gang = r.pods.pods[i].gang;
-    if (gang >= 0 && r.pods.gangs[gang].kind != "Pod") {
-      const sched::Gang& g = r.pods.gangs[gang];
-      std::printf("gang %s (%s, %d of %zu members needed):\n", g.key.c_str(), g.kind.c_str(), g.min,
-                  g.members.size());
-      for (size_t m : g.members) {
-        std::printf("  %s: %s\n", r.pods.pods[m].key.c_str(),
-                    std::string(sched::CodeName(r.decisions[m].status.code)).c_str());
-      }
-    }
-    return r.decisions[i].status.ok() ? kExitOk : kExitProblems;
+    if (r.pods.pods[i].key == opt.pod) return PrintExplanation(r, i);
   }
   std::fprintf(stderr, "gpuplane explain: pod %s is not among the workload's Pods\n",
                opt.pod.c_str());
   return kExitUsage;
 }
 
-CLI::App* AddInputs(CLI::App* cmd, ScheduleOptions& opt) {
+// `files_required`: false where --kubeconfig may stand in for the files.
+CLI::App* AddInputs(CLI::App* cmd, ScheduleOptions& opt, bool files_required) {
   cmd->add_option("--objects", opt.objects,
                   "Files or directories with DeviceClasses, ResourceSlices, Nodes and allocated "
                   "ResourceClaims")
-      ->required();
+      ->required(files_required);
   cmd->add_option("--workload", opt.workload,
                   "Files or directories with Pods, ResourceClaims, ResourceClaimTemplates, "
                   "PodGroups and Workloads")
-      ->required();
+      ->required(files_required);
   cmd->add_option("--policy", opt.policy,
                   "Node order: gpuplane (least worth first), first-fit, pack, spread or "
                   "worth-pack");
@@ -272,7 +325,8 @@ CLI::App* AddInputs(CLI::App* cmd, ScheduleOptions& opt) {
 Command AddScheduleCommand(CLI::App& app) {
   auto opt = std::make_shared<ScheduleOptions>();
   CLI::App* cmd = AddInputs(
-      app.add_subcommand("schedule", "Schedule Pods and gangs on a cluster in one pass"), *opt);
+      app.add_subcommand("schedule", "Schedule Pods and gangs on a cluster in one pass"), *opt,
+      /*files_required=*/true);
   cmd->add_option("-o,--output", opt->output, "Output format")
       ->check(CLI::IsMember({"text", "json"}));
   return Command{cmd, [opt] { return RunSchedule(*opt); }};
@@ -281,8 +335,26 @@ Command AddScheduleCommand(CLI::App& app) {
 Command AddExplainCommand(CLI::App& app) {
   auto opt = std::make_shared<ScheduleOptions>();
   CLI::App* cmd =
-      AddInputs(app.add_subcommand("explain", "Explain why a Pod (or its gang) is pending"), *opt);
+      AddInputs(app.add_subcommand("explain", "Explain why a Pod (or its gang) is pending"), *opt,
+                /*files_required=*/false);
   cmd->add_option("--pod", opt->pod, "The Pod, as namespace/name")->required();
+  cmd->add_option("--kubeconfig", opt->kubeconfig,
+                  "Explain a pod of a live cluster (instead of --objects and --workload): one "
+                  "pass as gpuplane scheduler would run it now, nothing written");
+  cmd->add_option("--context", opt->context, "kubeconfig context (default: its current-context)");
+  cmd->add_option("--scheduler-name", opt->scheduler_name,
+                  "With --kubeconfig: the spec.schedulerName the scheduler serves")
+      ->capture_default_str();
+  cmd->add_flag("--no-preemption", opt->no_preemption,
+                "With --kubeconfig: as a scheduler started with --no-preemption (it preempts by "
+                "default)");
+  cmd->add_option("--usage-half-life", opt->usage_half_life,
+                  "With --kubeconfig: as the scheduler's --usage-half-life (queues' past use)")
+      ->capture_default_str();
+  cmd->add_option("--lease-namespace", opt->lease_namespace,
+                  "With --kubeconfig: the scheduler's --lease-namespace, where it keeps the "
+                  "queues' past use")
+      ->capture_default_str();
   return Command{cmd, [opt] { return RunExplain(*opt); }};
 }
 

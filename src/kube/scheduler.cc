@@ -34,35 +34,95 @@ using nlohmann::json;
 
 void Log(const std::string& msg) { std::fprintf(stderr, "gpuplane scheduler: %s\n", msg.c_str()); }
 
-// Keeps the pods a pass needs: those bound and not finished (they hold capacity), and this
-// scheduler's pending pods that are not being deleted, not gated, and whose claims from
-// templates exist in the cache (`waiting` counts those that do not yet).
-bool Keep(const json& pod, const std::string& name, const ClusterCache& cache, int64_t& waiting) {
+// Where a pod stands for this scheduler's passes.
+enum class PodState {
+  kPending,          // this scheduler's to place: in the pass
+  kBound,            // bound and not finished: in the pass (it holds capacity)
+  kFinished,         // Succeeded or Failed
+  kOtherScheduler,   // spec.schedulerName names another scheduler
+  kDeleting,         // metadata.deletionTimestamp is set
+  kGated,            // spec.schedulingGates holds it
+  kWaitingForClaim,  // a claim from a template the resourceclaim controller has not made yet
+};
+
+// `claim`, when given, gets the claim (its spec.resourceClaims name) a kWaitingForClaim pod
+// waits for.
+PodState StateOf(const json& pod, const std::string& name, const ClusterCache& cache,
+                 std::string* claim) {
   const json& spec = Field(pod, "spec");
   const json& status = Field(pod, "status");
   std::string_view phase = Str(status, "phase");
-  if (phase == "Succeeded" || phase == "Failed") return false;
-  if (!Str(spec, "nodeName").empty()) return true;
+  if (phase == "Succeeded" || phase == "Failed") return PodState::kFinished;
+  if (!Str(spec, "nodeName").empty()) return PodState::kBound;
   std::string_view scheduler = Str(spec, "schedulerName");
-  if ((scheduler.empty() ? "default-scheduler" : scheduler) != name) return false;
-  if (Field(pod, "metadata").contains("deletionTimestamp")) return false;
-  if (spec.contains("schedulingGates") && !spec["schedulingGates"].empty()) return false;
+  if ((scheduler.empty() ? "default-scheduler" : scheduler) != name) {
+    return PodState::kOtherScheduler;
+  }
+  if (Field(pod, "metadata").contains("deletionTimestamp")) return PodState::kDeleting;
+  if (spec.contains("schedulingGates") && !spec["schedulingGates"].empty()) {
+    return PodState::kGated;
+  }
   for (const json& rc : Field(spec, "resourceClaims")) {
     if (!rc.contains("resourceClaimTemplateName")) continue;
     bool made = false;
     for (const json& st : Field(status, "resourceClaimStatuses")) {
       if (made || Str(st, "name") != Str(rc, "name")) continue;
-      std::string_view claim = Str(st, "resourceClaimName");
-      if (claim.empty()) continue;
-      std::string key = util::Cat(Str(Field(pod, "metadata"), "namespace"), "/", claim);
+      std::string_view made_claim = Str(st, "resourceClaimName");
+      if (made_claim.empty()) continue;
+      std::string key = util::Cat(Str(Field(pod, "metadata"), "namespace"), "/", made_claim);
       made = cache.Has("ResourceClaim", key);
     }
     if (!made) {
-      ++waiting;
-      return false;
+      if (claim != nullptr) *claim = std::string(Str(rc, "name"));
+      return PodState::kWaitingForClaim;
     }
   }
-  return true;
+  return PodState::kPending;
+}
+
+// Keeps the pods a pass needs: those bound and not finished (they hold capacity), and this
+// scheduler's pending pods that are not being deleted, not gated, and whose claims from
+// templates exist in the cache (`waiting` counts those that do not yet).
+bool Keep(const json& pod, const std::string& name, const ClusterCache& cache, int64_t& waiting) {
+  PodState state = StateOf(pod, name, cache, nullptr);
+  if (state == PodState::kWaitingForClaim) ++waiting;
+  return state == PodState::kPending || state == PodState::kBound;
+}
+
+// Why a pod that is not pending in a pass is not (for Explain).
+std::string Outside(PodState state, const json& pod, const std::string& claim,
+                    const std::string& name) {
+  const json& spec = Field(pod, "spec");
+  switch (state) {
+    case PodState::kBound:
+      return util::Cat("bound to node ", Str(spec, "nodeName"));
+    case PodState::kFinished:
+      return util::Cat("finished (phase ", Str(Field(pod, "status"), "phase"), ")");
+    case PodState::kOtherScheduler: {
+      std::string_view other = Str(spec, "schedulerName");
+      return util::Cat("not ", name, "'s to schedule: its spec.schedulerName is \"",
+                       other.empty() ? "default-scheduler" : other,
+                       "\" (give --scheduler-name to explain another gpuplane scheduler's pods)");
+    }
+    case PodState::kDeleting:
+      return "being deleted (metadata.deletionTimestamp is set)";
+    case PodState::kGated: {
+      std::string gates;
+      for (const json& g : Field(spec, "schedulingGates")) {
+        gates += util::Cat(gates.empty() ? "" : ", ", Str(g, "name"));
+      }
+      return util::Cat("held by its scheduling gates (", gates,
+                       "): no scheduler places it until whoever added them removes them");
+    }
+    case PodState::kWaitingForClaim:
+      return util::Cat("waiting for the ResourceClaim of its claim \"", claim,
+                       "\", which the resourceclaim controller (kube-controller-manager) makes "
+                       "from the claim's template; if none appears, look for its Events on the "
+                       "pod and check that the template exists");
+    case PodState::kPending:
+      break;
+  }
+  return "";
 }
 
 // What a preempting pod's report adds: how many pods it preempts, where, at what cost.
@@ -390,16 +450,23 @@ void Scheduler::SaveUsage(bool now) {
   }
 }
 
-absl::Status Scheduler::Cycle() {
-  auto start = std::chrono::steady_clock::now();
-  int64_t waiting = 0;
-  ClusterCache::Loaded loaded =
-      cache_->Load([&](const json& pod) { return Keep(pod, options_.name, *cache_, waiting); });
+// One pass as a cycle runs it: the objects it read (held by `loaded`), the queue tree its
+// options point to, and what it decided.
+struct Scheduler::Decided {
+  ClusterCache::Loaded loaded;
+  sched::QueueTree queues;
+  int64_t waiting = 0;  // pods waiting for claims from templates
+  std::optional<sched::PassResult> pass;
+};
+
+absl::Status Scheduler::Decide(Decided& d) {
+  d.loaded =
+      cache_->Load([&](const json& pod) { return Keep(pod, options_.name, *cache_, d.waiting); });
   if (warned_.size() > 10'000) warned_.clear();  // a bound on memory; some may log again
-  DropMissingNodes(loaded, warned_);
-  const sched::QueueTree queues = QueuesOf(loaded.work, warned_);
+  DropMissingNodes(d.loaded, warned_);
+  d.queues = QueuesOf(d.loaded.work, warned_);
   sched::SessionOptions opts;
-  opts.queues = &queues;  // built once per cycle; the pass does not build it again
+  opts.queues = &d.queues;  // built once per cycle; the pass does not build it again
   if (options_.usage_half_life > 0) {
     // What each queue held since the last pass, decayed into its past use.
     auto now = std::chrono::steady_clock::now();
@@ -414,7 +481,7 @@ absl::Status Scheduler::Cycle() {
   // The opportunistic headroom's forecast: how much the other queues' demand rose within
   // the guarantee window from this hour on the last 7 days.
   double window = 0;
-  for (const sched::QueueNode& q : queues.queues()) {
+  for (const sched::QueueNode& q : d.queues.queues()) {
     if (q.opportunistic) window = std::max(window, q.guarantee_window_seconds);
   }
   if (window > 0) opts.opportunistic_rise = demand_.Rise(WallSeconds(), window);
@@ -431,11 +498,22 @@ absl::Status Scheduler::Cycle() {
       return false;
     };
   }
-  absl::StatusOr<sched::PassResult> pass = sched::RunPass(loaded.cluster, loaded.work, opts);
+  absl::StatusOr<sched::PassResult> pass = sched::RunPass(d.loaded.cluster, d.loaded.work, opts);
   if (!pass.ok()) return pass.status();
   for (const std::string& w : pass->warnings) {
     if (warned_.insert(w).second) Log(w);
   }
+  d.pass = std::move(*pass);
+  return absl::OkStatus();
+}
+
+absl::Status Scheduler::Cycle() {
+  auto start = std::chrono::steady_clock::now();
+  Decided decided;
+  if (absl::Status s = Decide(decided); !s.ok()) return s;
+  const sched::QueueTree& queues = decided.queues;
+  const sched::PassResult* pass = &*decided.pass;
+  const int64_t waiting = decided.waiting;
 
   held_.clear();
   for (size_t q = 0; q < pass->queue_devices.size(); ++q) {
@@ -465,6 +543,63 @@ absl::Status Scheduler::Cycle() {
   std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
   metrics_.cycle_seconds = metrics_.cycle_seconds.load() + took.count();
   return absl::OkStatus();
+}
+
+absl::StatusOr<Scheduler::Explained> Scheduler::Explain(const std::string& pod,
+                                                        double timeout_seconds) {
+  cache_->Start();
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_seconds);
+  absl::Status synced = absl::OkStatus();
+  while (!cache_->Synced() && synced.ok()) {
+    synced = cache_->Error();
+    if (synced.ok() && std::chrono::steady_clock::now() > deadline) {
+      synced = absl::DeadlineExceededError(util::Cat(
+          "the cluster's objects were not all listed within ", timeout_seconds,
+          " s: is the API server reachable, and does the kubeconfig's user may list and watch "
+          "Pods, ResourceClaims, ResourceSlices, DeviceClasses and Nodes?"));
+    }
+    if (synced.ok()) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  if (synced.ok()) synced = cache_->Error();
+  if (!synced.ok()) {
+    cache_->Stop();
+    return synced;
+  }
+  LoadUsage();  // what a new leader starts from
+  auto decided = std::make_shared<Decided>();
+  absl::Status s = Decide(*decided);
+  std::optional<json> object = cache_->Get("Pod", pod);
+  std::string claim;
+  PodState state = object ? StateOf(*object, options_.name, *cache_, &claim) : PodState::kPending;
+  cache_->Stop();
+  if (!s.ok()) return s;
+  Explained out;
+  out.pass = std::shared_ptr<const sched::PassResult>(decided, &*decided->pass);
+  const std::vector<sched::PodInfo>& pods = decided->pass->pods.pods;
+  for (size_t i = 0; i < pods.size(); ++i) {
+    if (pods[i].key != pod) continue;
+    if (pods[i].bound_node.empty()) {
+      out.index = static_cast<int>(i);
+    } else {
+      out.outside = util::Cat("bound to node ", pods[i].bound_node);
+      out.settled = true;
+    }
+    return out;
+  }
+  if (!object) {
+    return absl::NotFoundError(util::Cat("the cluster has no Pod ", pod,
+                                         " (give it as namespace/name, e.g. default/train-0)"));
+  }
+  out.outside = Outside(state, *object, claim, options_.name);
+  out.settled = state == PodState::kBound || state == PodState::kFinished;
+  if (out.outside.empty()) {
+    // Pending and ours, yet not in the pass: its objects failed the loader's checks.
+    out.outside =
+        "left out of the pass: its objects did not pass gpuplane's checks (see the "
+        "problems above)";
+  }
+  return out;
 }
 
 std::vector<Scheduler::Job> Scheduler::Plan(const sched::PassResult& pass, int64_t waiting) {

@@ -32,6 +32,9 @@
 // there too, and each pass gets its daily pattern's rise within the guarantee window as the
 // opportunistic headroom's forecast (sched/demand_peaks.h).
 //
+// Explain() runs one pass as the next cycle would, on a cache synced for the call, and writes
+// nothing (`gpuplane explain --kubeconfig`).
+//
 // Ownership: owns its cache and threads. Thread-safety: Run() on one thread; Stop(),
 // metrics(), Ready() and Error() from any thread.
 #ifndef GPUPLANE_KUBE_SCHEDULER_H_
@@ -50,6 +53,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "kube/client.h"
 #include "kube/cluster_cache.h"
 #include "kube/gang_intent.h"
@@ -100,10 +104,26 @@ class Scheduler {
   absl::Status Error() const { return cache_->Error(); }
   const SchedulerMetrics& metrics() const { return metrics_; }
 
+  // For `gpuplane explain --kubeconfig`: lists the cluster (the cache synced within
+  // `timeout_seconds`, then stopped), reads the queues' past use as a new leader does, and
+  // runs one pass as this scheduler's next cycle would, writing nothing. `pod` is
+  // "namespace/name". Errors: the cache did not sync in time or could not list a kind (RBAC),
+  // the pass failed, or the cluster has no such pod. Instead of Run(), once per Scheduler.
+  struct Explained {
+    std::shared_ptr<const sched::PassResult> pass;  // also holds the objects it read
+    int index = -1;        // the pod in pass->pods.pods, when the pass places it
+    std::string outside;   // else why it is not pending in the pass ("bound to node n1", ...)
+    bool settled = false;  // bound or finished: it waits for nothing
+  };
+  absl::StatusOr<Explained> Explain(const std::string& pod, double timeout_seconds);
+
  private:
   struct Job;
+  struct Decided;
   void Wake();
   absl::Status Cycle();
+  // Loads the cache and runs the pass a cycle runs (also for Explain).
+  absl::Status Decide(Decided& decided);
   // The writes a pass's decisions call for: a job per pod or gang object, and reports of
   // unschedulable pods whose reason changed (`waiting`: pods waiting for template claims).
   std::vector<Job> Plan(const sched::PassResult& pass, int64_t waiting);

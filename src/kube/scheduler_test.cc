@@ -26,6 +26,8 @@
 #include "kube/writer.h"
 #include "sched/pass.h"
 #include "sched/pod_set.h"
+#include "sched/snapshot.h"
+#include "sched/status.h"
 #include "util/strings.h"
 
 namespace gpuplane::kube {
@@ -125,6 +127,65 @@ TEST_F(SchedulerPlaneTest, BindsClaimsFromTemplatesAndExplainsThePodsItCannotPla
 
 // A Workload gang that fits is bound whole; one that cannot fit has no member bound and no
 // claim allocated.
+// `gpuplane explain --kubeconfig`: one pass as the scheduler would run it, nothing written;
+// pods the pass does not place say why; the placement it explains is the one the scheduler
+// then makes.
+TEST_F(SchedulerPlaneTest, ExplainRunsTheSchedulersPassAndWritesNothing) {
+  std::string node = Node("a", "H100", 2);
+  Claim("two", 2);
+  Claim("three", 3);
+  Claim("gated-claim", 1);
+  Pod("fits", {{"name", "gpu"}, {"resourceClaimName", "two"}});
+  Pod("too-big", {{"name", "gpu"}, {"resourceClaimName", "three"}});
+  Pod("gated", {{"name", "gpu"}, {"resourceClaimName", "gated-claim"}},
+      {{"schedulingGates", json::array({{{"name", "example.com/quota"}}})}});
+  Pod("no-template", {{"name", "gpu"}, {"resourceClaimTemplateName", "nosuch"}});
+  Pod("elsewhere", {{"name", "gpu"}, {"resourceClaimName", "two"}},
+      {{"schedulerName", "another-scheduler"}});
+  auto explain = [&](const std::string& pod) {
+    Scheduler s(*client_, SchedulerOptions{.name = name_});
+    return s.Explain(ns_ + "/" + pod, 30);
+  };
+
+  absl::StatusOr<Scheduler::Explained> fits = explain("fits");
+  ASSERT_TRUE(fits.ok()) << fits.status();
+  ASSERT_GE(fits->index, 0);
+  const sched::Decision& d = fits->pass->decisions[fits->index];
+  ASSERT_TRUE(d.status.ok()) << sched::Render(d.status);
+  EXPECT_EQ(fits->pass->snapshot->inventory().nodes()[d.node].name, node);
+  absl::StatusOr<Scheduler::Explained> big = explain("too-big");
+  ASSERT_TRUE(big.ok()) << big.status();
+  ASSERT_GE(big->index, 0);
+  EXPECT_FALSE(big->pass->decisions[big->index].status.ok());
+  EXPECT_NE(sched::Render(big->pass->decisions[big->index].status).find("fewer than 3 devices"),
+            std::string::npos)
+      << sched::Render(big->pass->decisions[big->index].status);
+  const std::pair<const char*, const char*> outside[] = {
+      {"gated", "example.com/quota"},
+      {"no-template", "resourceclaim controller"},
+      {"elsewhere", "another-scheduler"}};
+  for (const auto& [pod, says] : outside) {
+    absl::StatusOr<Scheduler::Explained> e = explain(pod);
+    ASSERT_TRUE(e.ok()) << pod << ": " << e.status();
+    EXPECT_EQ(e->index, -1) << pod;
+    EXPECT_FALSE(e->settled) << pod;
+    EXPECT_NE(e->outside.find(says), std::string::npos) << pod << ": " << e->outside;
+  }
+  EXPECT_EQ(explain("nosuch").status().code(), absl::StatusCode::kNotFound);
+  // Nothing was written: no binding, no allocation, no condition.
+  EXPECT_EQ(NodeOf("fits"), "");
+  EXPECT_FALSE(Get(ClaimPath(ns_, "two"))["status"].contains("allocation"));
+  EXPECT_FALSE(Condition("too-big", "PodScheduled").is_object());
+
+  Start();
+  ASSERT_TRUE(Eventually([&] { return !NodeOf("fits").empty(); })) << status_;
+  EXPECT_EQ(NodeOf("fits"), node);
+  absl::StatusOr<Scheduler::Explained> bound = explain("fits");
+  ASSERT_TRUE(bound.ok()) << bound.status();
+  EXPECT_TRUE(bound->settled);
+  EXPECT_EQ(bound->outside, "bound to node " + node);
+}
+
 TEST_F(SchedulerPlaneTest, WorkloadGangsAreBoundWholeOrNotAtAll) {
   Node("a", "H100", 2);
   Node("b", "H100", 2);
