@@ -243,4 +243,41 @@ std::string SchedulerPlaneTest::GangViolation() {
   return "";
 }
 
+std::vector<std::string> SchedulerPlaneTest::RefuseClaimUpdates(const std::string& name,
+                                                                const std::string& allowed,
+                                                                const std::string& probe) {
+  const std::string admission = "/apis/admissionregistration.k8s.io/v1/";
+  Create(admission + "validatingadmissionpolicies",
+         {{"metadata", {{"name", name}}},
+          {"spec",
+           {{"failurePolicy", "Fail"},
+            {"matchConstraints",
+             {{"resourceRules", json::array({{{"apiGroups", {"resource.k8s.io"}},
+                                              {"apiVersions", {"*"}},
+                                              {"operations", {"UPDATE"}},
+                                              {"resources", {"resourceclaims"}}}})}}},
+            {"validations",
+             json::array({{{"expression", allowed}, {"message", "denied by the test"}}})}}}});
+  Create(
+      admission + "validatingadmissionpolicybindings",
+      {{"metadata", {{"name", name}}},
+       {"spec",
+        {{"policyName", name},
+         {"validationActions", {"Deny"}},
+         {"matchResources",
+          {{"namespaceSelector", {{"matchLabels", {{"kubernetes.io/metadata.name", ns_}}}}}}}}}});
+  const std::string path = ClaimPath(ns_, probe);
+  EXPECT_TRUE(Eventually([&] {
+    absl::StatusOr<Response> got = client_->Get(path);
+    if (!got.ok() || !got->ok()) return false;
+    json c = json::parse(got->body);
+    c["metadata"]["labels"] = {{"probe", "1"}};
+    absl::StatusOr<Response> r = client_->Do("PUT", path, c.dump());
+    return r.ok() && !r->ok();
+  })) << "the policy "
+      << name << " was never in force";
+  return {admission + "validatingadmissionpolicybindings/" + name,
+          admission + "validatingadmissionpolicies/" + name};
+}
+
 }  // namespace gpuplane::kube

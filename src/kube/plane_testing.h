@@ -39,6 +39,12 @@ class SchedulerPlaneTest : public ::testing::Test {
   void Pod(const std::string& name, const nlohmann::json& claim_ref,
            const nlohmann::json& extra_spec = nlohmann::json::object());
   void Workload(const std::string& name, int min_count);
+  // A ValidatingAdmissionPolicy `name` bound to the test's namespace: updates of its
+  // ResourceClaims for which the CEL expression `allowed` (on `object`) is false are refused;
+  // returns once the API server enforces it (an update of the claim `probe`, which the policy
+  // must refuse, is refused). Returns the paths that delete the policy and its binding.
+  std::vector<std::string> RefuseClaimUpdates(const std::string& name, const std::string& allowed,
+                                              const std::string& probe);
   // PriorityClasses low-<id> (10) and high-<id> (1000).
   void PriorityClasses();
   // The scheduler in this process, on a thread (its name set to the test's).

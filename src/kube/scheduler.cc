@@ -386,7 +386,7 @@ absl::Status Scheduler::Run(const std::function<bool()>& leading) {
       std::unique_lock<std::mutex> lock(mu_);
       cv_.wait_for(lock, std::chrono::milliseconds(100), [this] { return dirty_ || stop_.load(); });
       // Writes that failed are tried again after a backoff even if nothing changes.
-      bool retry = retry_ms_ > 0 && std::chrono::steady_clock::now() >= retry_at_;
+      bool retry = retry_at_ && std::chrono::steady_clock::now() >= *retry_at_;
       if ((!dirty_ && !retry) || stop_) continue;
       dirty_ = false;
     }
@@ -460,8 +460,13 @@ struct Scheduler::Decided {
 };
 
 absl::Status Scheduler::Decide(Decided& d) {
-  d.loaded =
-      cache_->Load([&](const json& pod) { return Keep(pod, options_.name, *cache_, d.waiting); });
+  const auto now = std::chrono::steady_clock::now();
+  d.loaded = cache_->Load([&](const json& pod) {
+    if (!Keep(pod, options_.name, *cache_, d.waiting)) return false;
+    if (backoff_.empty() || !Str(Field(pod, "spec"), "nodeName").empty()) return true;
+    auto it = backoff_.find(std::string(Str(Field(pod, "metadata"), "uid")));
+    return it == backoff_.end() || it->second.until <= now;  // backing off: sits out
+  });
   if (warned_.size() > 10'000) warned_.clear();  // a bound on memory; some may log again
   DropMissingNodes(d.loaded, warned_);
   d.queues = QueuesOf(d.loaded.work, warned_);
@@ -529,20 +534,44 @@ absl::Status Scheduler::Cycle() {
   std::vector<Job> jobs = Plan(*pass, waiting);
   WriteAll(jobs);
   Remember(pass->pods, jobs);
-  size_t failed = 0;
-  for (const Job& job : jobs) failed += job.done ? 0 : 1;
-  if (failed == 0) {
-    retry_ms_ = 0;
-  } else {
-    retry_ms_ = retry_ms_ == 0 ? kFirstRetryMs : std::min(2 * retry_ms_, kLastRetryMs);
-    retry_at_ = std::chrono::steady_clock::now() + std::chrono::milliseconds(retry_ms_);
-    Log(util::Cat(failed, failed == 1 ? " write" : " writes", " failed; trying again in ",
-                  retry_ms_, " ms unless the cluster changes first"));
-  }
+  BackOff(jobs, start);
   ++metrics_.cycles;
   std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
   metrics_.cycle_seconds = metrics_.cycle_seconds.load() + took.count();
   return absl::OkStatus();
+}
+
+void Scheduler::BackOff(const std::vector<Job>& jobs, std::chrono::steady_clock::time_point start) {
+  const auto now = std::chrono::steady_clock::now();
+  std::set<std::string> failed;
+  int longest = 0;
+  for (const Job& job : jobs) {
+    for (const Job::Member& m : job.members) {
+      if (job.done) {
+        backoff_.erase(m.pod.uid);
+        continue;
+      }
+      Backoff& b = backoff_[m.pod.uid];
+      b.ms = b.ms == 0 ? kFirstRetryMs : std::min(2 * b.ms, kLastRetryMs);
+      b.until = now + std::chrono::milliseconds(b.ms);
+      longest = std::max(longest, b.ms);
+      failed.insert(m.pod.uid);
+    }
+  }
+  // A backoff that had ended when the cycle began and did not fail again is over (the pod was
+  // written, is gone, or needed no write).
+  std::erase_if(backoff_, [&](const auto& e) {
+    return e.second.until <= start && !failed.contains(e.first);
+  });
+  retry_at_.reset();
+  for (const auto& [uid, b] : backoff_) {
+    if (!retry_at_ || b.until < *retry_at_) retry_at_ = b.until;
+  }
+  if (!failed.empty()) {
+    Log(util::Cat("writes for ", failed.size(), failed.size() == 1 ? " pod" : " pods",
+                  " failed; they sit out of scheduling for up to ", longest,
+                  " ms, then are tried again"));
+  }
 }
 
 absl::StatusOr<Scheduler::Explained> Scheduler::Explain(const std::string& pod,

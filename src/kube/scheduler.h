@@ -5,10 +5,13 @@
 // reason and a FailedScheduling Event (written again only when the reason changes).
 //
 // Cycles: a cycle runs when the cache reports a change (a pod added, a claim created by the
-// resourceclaim controller, a node or slice changed), never by polling, or after a backoff
-// when a cycle's writes failed; its writes go out in
+// resourceclaim controller, a node or slice changed), never by polling, or when a pod's
+// backoff ends; its writes go out in
 // parallel and the cycle ends when they have, with what was written assumed into the cache
 // (cluster_cache.h), so the next pass never decides from a cache behind its own writes.
+// A pod (or gang) whose writes failed sits out of the passes for a backoff (0.5 s, doubling
+// per failure to 30 s, as kube-scheduler backs pods off): the devices it was given go to
+// others meanwhile, and a failing write is not sent again on every cluster change.
 // Pods whose claims from templates the controller has not created yet wait. A ResourceSlice
 // (or device) naming a node the API does not have is not offered (logged once).
 //
@@ -156,11 +159,17 @@ class Scheduler {
   std::mutex mu_;
   std::condition_variable cv_;
   bool dirty_ = true;  // guarded by mu_
-  // A cycle whose writes failed is run again after a backoff (0.5 s doubling to 30 s), also
-  // when nothing changes; Run's thread only.
+  // Pods whose writes failed, by uid: left out of passes until `until`; a cycle runs when the
+  // first backoff ends, also when nothing changes. Run's thread only.
   static constexpr int kFirstRetryMs = 500, kLastRetryMs = 30'000;
-  int retry_ms_ = 0;
-  std::chrono::steady_clock::time_point retry_at_;
+  struct Backoff {
+    int ms = 0;
+    std::chrono::steady_clock::time_point until;
+  };
+  std::map<std::string, Backoff> backoff_;
+  std::optional<std::chrono::steady_clock::time_point> retry_at_;  // the first `until`
+  // Updates backoff_ after a cycle that started at `start`.
+  void BackOff(const std::vector<Job>& jobs, std::chrono::steady_clock::time_point start);
   std::atomic<bool> stop_{false};
   std::map<std::string, std::string> reported_;  // pod uid -> the reason last written
   std::set<std::string> warned_;                 // input warnings logged once

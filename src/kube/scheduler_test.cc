@@ -615,36 +615,10 @@ namespace gpuplane::kube {
 // updates of the namespace's claims, the scheduler's allocation fails, the policy's binding is
 // removed, and the pod is bound on a later try.
 TEST_F(SchedulerPlaneTest, AFailedWriteIsTriedAgainWithoutAClusterChange) {
-  const std::string policy = util::Cat("deny-claims-", id_);
-  const std::string admission = "/apis/admissionregistration.k8s.io/v1/";
-  Create(admission + "validatingadmissionpolicies",
-         {{"metadata", {{"name", policy}}},
-          {"spec",
-           {{"failurePolicy", "Fail"},
-            {"matchConstraints",
-             {{"resourceRules", json::array({{{"apiGroups", {"resource.k8s.io"}},
-                                              {"apiVersions", {"*"}},
-                                              {"operations", {"UPDATE"}},
-                                              {"resources", {"resourceclaims"}}}})}}},
-            {"validations",
-             json::array({{{"expression", "false"}, {"message", "denied by the test"}}})}}}});
-  Create(
-      admission + "validatingadmissionpolicybindings",
-      {{"metadata", {{"name", policy}}},
-       {"spec",
-        {{"policyName", policy},
-         {"validationActions", {"Deny"}},
-         {"matchResources",
-          {{"namespaceSelector", {{"matchLabels", {{"kubernetes.io/metadata.name", ns_}}}}}}}}}});
   Node("n", "H100", 1);
   Claim("probe", 1);
-  // The policy is in force once the API server has loaded it.
-  ASSERT_TRUE(Eventually([&] {
-    json c = Get(ClaimPath(ns_, "probe"));
-    c["metadata"]["labels"] = {{"probe", "1"}};
-    absl::StatusOr<Response> r = client_->Do("PUT", ClaimPath(ns_, "probe"), c.dump());
-    return r.ok() && !r->ok();
-  }));
+  std::vector<std::string> policy =
+      RefuseClaimUpdates(util::Cat("deny-claims-", id_), "false", "probe");
   Claim("c", 1);
   Pod("p", {{"name", "gpu"}, {"resourceClaimName", "c"}});
   Start();
@@ -653,11 +627,35 @@ TEST_F(SchedulerPlaneTest, AFailedWriteIsTriedAgainWithoutAClusterChange) {
     return scheduler_->metrics().Render().find(failed) != std::string::npos;
   })) << status_;
   EXPECT_EQ(NodeOf("p"), "");
-  absl::StatusOr<Response> r =
-      client_->Do("DELETE", admission + "validatingadmissionpolicybindings/" + policy);
-  ASSERT_TRUE(r.ok() && r->ok());
-  (void)client_->Do("DELETE", admission + "validatingadmissionpolicies/" + policy);
+  for (const std::string& path : policy) (void)client_->Do("DELETE", path);
   ASSERT_TRUE(Eventually([&] { return !NodeOf("p").empty(); }, 60)) << status_;
+}
+
+// A pod whose writes keep failing sits out of the passes while it backs off, so the device the
+// pass gave it goes to the next pod (without backoff it would be given the device again on
+// every cycle and the other pod would wait as long as the failure lasts).
+TEST_F(SchedulerPlaneTest, APodWhoseWritesFailSitsOutAndOthersGetItsDevice) {
+  Node("n", "H100", 1);
+  Claim("probe", 1);
+  std::vector<std::string> policy =
+      RefuseClaimUpdates(util::Cat("deny-one-claim-", id_),
+                         "!(object.metadata.name in ['probe', 'a-claim'])", "probe");
+  Claim("a-claim", 1);
+  Claim("b-claim", 1);
+  Pod("a-refused", {{"name", "gpu"}, {"resourceClaimName", "a-claim"}});
+  Pod("b-next", {{"name", "gpu"}, {"resourceClaimName", "b-claim"}});
+  Start();
+  const std::string failed = "gpuplane_scheduler_api_errors_total{write=\"claim\"}";
+  ASSERT_TRUE(Eventually([&] {
+    return scheduler_->metrics().Render().find(failed) != std::string::npos;
+  })) << status_;
+  ASSERT_TRUE(Eventually([&] { return !NodeOf("b-next").empty(); }, 30)) << status_;
+  EXPECT_EQ(NodeOf("a-refused"), "");
+  for (const std::string& path : policy) (void)client_->Do("DELETE", path);
+  // The device is b-next's now: a-refused, back from its backoff, is told so.
+  ASSERT_TRUE(Eventually([&] { return Condition("a-refused", "PodScheduled").is_object(); }, 60))
+      << status_;
+  EXPECT_EQ(NodeOf("a-refused"), "");
 }
 
 }  // namespace gpuplane::kube
