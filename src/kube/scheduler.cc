@@ -45,8 +45,8 @@ enum class PodState {
   kWaitingForClaim,  // a claim from a template the resourceclaim controller has not made yet
 };
 
-// `claim`, when given, gets the claim (its spec.resourceClaims name) a kWaitingForClaim pod
-// waits for.
+// `claim`, when given, gets the claim a kWaitingForClaim pod waits for: its name in
+// spec.resourceClaims and its template, as "\"gpu\" (template t)".
 PodState StateOf(const json& pod, const std::string& name, const ClusterCache& cache,
                  std::string* claim) {
   const json& spec = Field(pod, "spec");
@@ -73,7 +73,10 @@ PodState StateOf(const json& pod, const std::string& name, const ClusterCache& c
       made = cache.Has("ResourceClaim", key);
     }
     if (!made) {
-      if (claim != nullptr) *claim = std::string(Str(rc, "name"));
+      if (claim != nullptr) {
+        *claim = util::Cat("\"", Str(rc, "name"), "\" (template ",
+                           Str(rc, "resourceClaimTemplateName"), ")");
+      }
       return PodState::kWaitingForClaim;
     }
   }
@@ -115,10 +118,10 @@ std::string Outside(PodState state, const json& pod, const std::string& claim,
                        "): no scheduler places it until whoever added them removes them");
     }
     case PodState::kWaitingForClaim:
-      return util::Cat("waiting for the ResourceClaim of its claim \"", claim,
-                       "\", which the resourceclaim controller (kube-controller-manager) makes "
-                       "from the claim's template; if none appears, look for its Events on the "
-                       "pod and check that the template exists");
+      return util::Cat("waiting for the ResourceClaim of its claim ", claim,
+                       ", which the resourceclaim controller (kube-controller-manager) makes from "
+                       "the template; if none appears, check that the template exists in the "
+                       "pod's namespace and look at the pod's Events");
     case PodState::kPending:
       break;
   }

@@ -162,7 +162,7 @@ TEST_F(SchedulerPlaneTest, ExplainRunsTheSchedulersPassAndWritesNothing) {
       << sched::Render(big->pass->decisions[big->index].status);
   const std::pair<const char*, const char*> outside[] = {
       {"gated", "example.com/quota"},
-      {"no-template", "resourceclaim controller"},
+      {"no-template", "\"gpu\" (template nosuch), which the resourceclaim controller"},
       {"elsewhere", "another-scheduler"}};
   for (const auto& [pod, says] : outside) {
     absl::StatusOr<Scheduler::Explained> e = explain(pod);
