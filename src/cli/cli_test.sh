@@ -362,8 +362,12 @@ expect_output "give --objects and --workload \(files\), or --kubeconfig" \
 expect_exit 2 "explain: neither files nor a cluster (exit)" -- "$BIN" explain --pod a/b
 expect_output "^gpuplane explain: $tmp_rule/none: cannot read the kubeconfig" \
   "explain: a missing kubeconfig is named" -- "$BIN" explain --kubeconfig "$tmp_rule/none" --pod a/b
-expect_exit 2 "explain: files and a cluster at once" -- "$BIN" explain \
+expect_output "excludes --kubeconfig" "explain: files and a cluster at once" -- "$BIN" explain \
   --kubeconfig "$tmp_rule/none" --objects examples/cluster --pod a/b
+expect_exit 2 "explain: files and a cluster at once (exit)" -- "$BIN" explain \
+  --kubeconfig "$tmp_rule/none" --objects examples/cluster --pod a/b
+expect_output "^--no-preemption requires --kubeconfig" "explain: a scheduler flag on files" -- \
+  "$BIN" explain --objects examples/cluster --workload examples/workloads --no-preemption --pod a/b
 expect_exit 2 "simulate: missing claims workload" -- "$BIN" simulate --mode replay \
   --generate h100=1 --workload testdata/sim/claims/none.yaml
 expect_exit 2 "simulate: missing cluster objects" -- "$BIN" simulate --mode replay \

@@ -252,12 +252,6 @@ int PrintExplanation(const sched::PassResult& r, size_t i) {
 constexpr double kLiveSyncSeconds = 60;
 
 int RunLiveExplain(const ScheduleOptions& opt) {
-  if (!opt.objects.empty() || !opt.workload.empty() || !opt.now.empty()) {
-    std::fprintf(stderr,
-                 "gpuplane explain: --kubeconfig reads the cluster itself; leave out --objects, "
-                 "--workload and --now (they are for files)\n");
-    return kExitUsage;
-  }
   absl::StatusOr<double> half_life =
       DurationSeconds("--usage-half-life", opt.usage_half_life, /*zero_ok=*/true);
   if (!half_life.ok()) return Fail("explain", half_life.status());
@@ -338,23 +332,33 @@ Command AddExplainCommand(CLI::App& app) {
       AddInputs(app.add_subcommand("explain", "Explain why a Pod (or its gang) is pending"), *opt,
                 /*files_required=*/false);
   cmd->add_option("--pod", opt->pod, "The Pod, as namespace/name")->required();
-  cmd->add_option("--kubeconfig", opt->kubeconfig,
-                  "Explain a pod of a live cluster (instead of --objects and --workload): one "
-                  "pass as gpuplane scheduler would run it now, nothing written");
-  cmd->add_option("--context", opt->context, "kubeconfig context (default: its current-context)");
+  CLI::Option* live =
+      cmd->add_option("--kubeconfig", opt->kubeconfig,
+                      "Explain a pod of a live cluster (instead of --objects and --workload): one "
+                      "pass as gpuplane scheduler would run it now, nothing written");
+  // The files' options have no meaning on a live cluster, and the scheduler's none on files.
+  for (const char* name : {"--objects", "--workload", "--prices", "--preempt", "--now"}) {
+    live->excludes(cmd->get_option(name));
+  }
+  cmd->add_option("--context", opt->context, "kubeconfig context (default: its current-context)")
+      ->needs(live);
   cmd->add_option("--scheduler-name", opt->scheduler_name,
                   "With --kubeconfig: the spec.schedulerName the scheduler serves")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->needs(live);
   cmd->add_flag("--no-preemption", opt->no_preemption,
                 "With --kubeconfig: as a scheduler started with --no-preemption (it preempts by "
-                "default)");
+                "default)")
+      ->needs(live);
   cmd->add_option("--usage-half-life", opt->usage_half_life,
                   "With --kubeconfig: as the scheduler's --usage-half-life (queues' past use)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->needs(live);
   cmd->add_option("--lease-namespace", opt->lease_namespace,
                   "With --kubeconfig: the scheduler's --lease-namespace, where it keeps the "
                   "queues' past use")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->needs(live);
   return Command{cmd, [opt] { return RunExplain(*opt); }};
 }
 
