@@ -266,7 +266,7 @@ int RunLiveExplain(const ScheduleOptions& opt) {
   kube::Scheduler scheduler(client, options);
   absl::StatusOr<kube::Scheduler::Explained> e = scheduler.Explain(opt.pod, kLiveSyncSeconds);
   if (!e.ok()) return Fail("explain", e.status());
-  for (const std::string& w : e->pass->warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
+  for (const std::string& p : e->problems) std::fprintf(stderr, "problem: %s\n", p.c_str());
   if (e->index >= 0) return PrintExplanation(*e->pass, static_cast<size_t>(e->index));
   std::printf("pod %s: %s\n", opt.pod.c_str(), e->outside.c_str());
   return e->settled ? kExitOk : kExitProblems;

@@ -460,6 +460,8 @@ struct Scheduler::Decided {
   sched::QueueTree queues;
   int64_t waiting = 0;  // pods waiting for claims from templates
   std::optional<sched::PassResult> pass;
+  // Problems in the objects read (api's diagnostics) and the pass's warnings.
+  std::vector<std::string> problems;
 };
 
 absl::Status Scheduler::Decide(Decided& d) {
@@ -471,6 +473,11 @@ absl::Status Scheduler::Decide(Decided& d) {
     return it == backoff_.end() || it->second.until <= now;  // backing off: sits out
   });
   if (warned_.size() > 10'000) warned_.clear();  // a bound on memory; some may log again
+  // What api's reader refused (the object is left out of the pass) or the checks across
+  // objects found.
+  for (const api::Diagnostic& problem : d.loaded.diagnostics) {
+    if (problem.is_error()) d.problems.push_back(problem.ToString());
+  }
   DropMissingNodes(d.loaded, warned_);
   d.queues = QueuesOf(d.loaded.work, warned_);
   sched::SessionOptions opts;
@@ -508,9 +515,7 @@ absl::Status Scheduler::Decide(Decided& d) {
   }
   absl::StatusOr<sched::PassResult> pass = sched::RunPass(d.loaded.cluster, d.loaded.work, opts);
   if (!pass.ok()) return pass.status();
-  for (const std::string& w : pass->warnings) {
-    if (warned_.insert(w).second) Log(w);
-  }
+  d.problems.insert(d.problems.end(), pass->warnings.begin(), pass->warnings.end());
   d.pass = std::move(*pass);
   return absl::OkStatus();
 }
@@ -519,6 +524,9 @@ absl::Status Scheduler::Cycle() {
   auto start = std::chrono::steady_clock::now();
   Decided decided;
   if (absl::Status s = Decide(decided); !s.ok()) return s;
+  for (const std::string& p : decided.problems) {
+    if (warned_.insert(p).second) Log(p);  // once each
+  }
   const sched::QueueTree& queues = decided.queues;
   const sched::PassResult* pass = &*decided.pass;
   const int64_t waiting = decided.waiting;
@@ -586,10 +594,10 @@ absl::StatusOr<Scheduler::Explained> Scheduler::Explain(const std::string& pod,
   while (!cache_->Synced() && synced.ok()) {
     synced = cache_->Error();
     if (synced.ok() && std::chrono::steady_clock::now() > deadline) {
-      synced = absl::DeadlineExceededError(util::Cat(
-          "the cluster's objects were not all listed within ", timeout_seconds,
-          " s: is the API server reachable, and does the kubeconfig's user may list and watch "
-          "Pods, ResourceClaims, ResourceSlices, DeviceClasses and Nodes?"));
+      synced = absl::DeadlineExceededError(
+          util::Cat("the cluster's objects were not all listed within ", timeout_seconds,
+                    " s: is the API server reachable, and may the kubeconfig's user list and watch "
+                    "Pods, ResourceClaims, ResourceSlices, DeviceClasses and Nodes?"));
     }
     if (synced.ok()) std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
@@ -608,6 +616,7 @@ absl::StatusOr<Scheduler::Explained> Scheduler::Explain(const std::string& pod,
   if (!s.ok()) return s;
   Explained out;
   out.pass = std::shared_ptr<const sched::PassResult>(decided, &*decided->pass);
+  out.problems = decided->problems;
   const std::vector<sched::PodInfo>& pods = decided->pass->pods.pods;
   for (size_t i = 0; i < pods.size(); ++i) {
     if (pods[i].key != pod) continue;
@@ -628,8 +637,8 @@ absl::StatusOr<Scheduler::Explained> Scheduler::Explain(const std::string& pod,
   if (out.outside.empty()) {
     // Pending and ours, yet not in the pass: its objects failed the loader's checks.
     out.outside =
-        "left out of the pass: its objects did not pass gpuplane's checks (see the "
-        "problems above)";
+        "left out of the pass: its objects did not pass gpuplane's checks (see the problems "
+        "above)";
   }
   return out;
 }

@@ -13,7 +13,8 @@
 // per failure to 30 s, as kube-scheduler backs pods off): the devices it was given go to
 // others meanwhile, and a failing write is not sent again on every cluster change.
 // Pods whose claims from templates the controller has not created yet wait. A ResourceSlice
-// (or device) naming a node the API does not have is not offered (logged once).
+// (or device) naming a node the API does not have is not offered (logged once); so is an
+// object api's reader refuses, and what its checks across objects find is logged once too.
 //
 // Gangs (PodGroup, Workload) are crash-safe: before the first write of a gang, the planned
 // placement of every member (node, claims, allocations) is recorded in the annotation
@@ -117,6 +118,11 @@ class Scheduler {
     int index = -1;        // the pod in pass->pods.pods, when the pass places it
     std::string outside;   // else why it is not pending in the pass ("bound to node n1", ...)
     bool settled = false;  // bound or finished: it waits for nothing
+    // What api's reader refused in the cluster's objects (left out of the pass), what the
+    // checks across objects found ("api:/apis/resource.k8s.io/v1/resourceslices:1:
+    // ResourceSlice s: spec.devices[0]...: ..."), and the pass's warnings: what a scheduler
+    // logs, once each.
+    std::vector<std::string> problems;
   };
   absl::StatusOr<Explained> Explain(const std::string& pod, double timeout_seconds);
 

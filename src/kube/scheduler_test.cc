@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "api/loader.h"
@@ -142,6 +143,22 @@ TEST_F(SchedulerPlaneTest, ExplainRunsTheSchedulersPassAndWritesNothing) {
   Pod("no-template", {{"name", "gpu"}, {"resourceClaimTemplateName", "nosuch"}});
   Pod("elsewhere", {{"name", "gpu"}, {"resourceClaimName", "two"}},
       {{"schedulerName", "another-scheduler"}});
+  // A slice the API server takes one object at a time but the checks across objects refuse
+  // (a device consumes a counter set its pool does not define; another driver, so no claim
+  // here could use it): it is named as a problem, and the pass goes on.
+  const std::string bad = node + "-bad";
+  Create(
+      "/apis/resource.k8s.io/v1/resourceslices",
+      {{"metadata", {{"name", bad}}},
+       {"spec",
+        {{"driver", "bad-" + cls_},
+         {"nodeName", node},
+         {"pool", {{"name", bad}, {"generation", 1}, {"resourceSliceCount", 1}}},
+         {"devices",
+          json::array({{{"name", "huge"},
+                        {"consumesCounters",
+                         json::array({{{"counterSet", "nosuch"},
+                                       {"counters", {{"memory", {{"value", "1Gi"}}}}}}})}}})}}}});
   auto explain = [&](const std::string& pod) {
     Scheduler s(*client_, SchedulerOptions{.name = name_});
     return s.Explain(ns_ + "/" + pod, 30);
@@ -149,6 +166,11 @@ TEST_F(SchedulerPlaneTest, ExplainRunsTheSchedulersPassAndWritesNothing) {
 
   absl::StatusOr<Scheduler::Explained> fits = explain("fits");
   ASSERT_TRUE(fits.ok()) << fits.status();
+  ASSERT_FALSE(fits->problems.empty());
+  EXPECT_NE(fits->problems[0].find("ResourceSlice " + bad), std::string::npos)
+      << absl::StrJoin(fits->problems, "\n");
+  EXPECT_NE(fits->problems[0].find("counter set \"nosuch\" is not defined"), std::string::npos)
+      << absl::StrJoin(fits->problems, "\n");
   ASSERT_GE(fits->index, 0);
   const sched::Decision& d = fits->pass->decisions[fits->index];
   ASSERT_TRUE(d.status.ok()) << sched::Render(d.status);
@@ -184,6 +206,7 @@ TEST_F(SchedulerPlaneTest, ExplainRunsTheSchedulersPassAndWritesNothing) {
   ASSERT_TRUE(bound.ok()) << bound.status();
   EXPECT_TRUE(bound->settled);
   EXPECT_EQ(bound->outside, "bound to node " + node);
+  (void)client_->Do("DELETE", "/apis/resource.k8s.io/v1/resourceslices/" + bad);
 }
 
 TEST_F(SchedulerPlaneTest, WorkloadGangsAreBoundWholeOrNotAtAll) {
