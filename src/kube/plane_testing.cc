@@ -268,9 +268,8 @@ std::vector<std::string> SchedulerPlaneTest::RefuseClaimUpdates(const std::strin
           {{"namespaceSelector", {{"matchLabels", {{"kubernetes.io/metadata.name", ns_}}}}}}}}}});
   const std::string path = ClaimPath(ns_, probe);
   EXPECT_TRUE(Eventually([&] {
-    absl::StatusOr<Response> got = client_->Get(path);
-    if (!got.ok() || !got->ok()) return false;
-    json c = json::parse(got->body);
+    json c = Get(path);
+    if (!c.is_object()) return false;
     c["metadata"]["labels"] = {{"probe", "1"}};
     absl::StatusOr<Response> r = client_->Do("PUT", path, c.dump());
     return r.ok() && !r->ok();
