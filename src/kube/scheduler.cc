@@ -1,5 +1,6 @@
 #include "kube/scheduler.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <set>
@@ -81,15 +82,6 @@ PodState StateOf(const json& pod, const std::string& name, const ClusterCache& c
     }
   }
   return PodState::kPending;
-}
-
-// Keeps the pods a pass needs: those bound and not finished (they hold capacity), and this
-// scheduler's pending pods that are not being deleted, not gated, and whose claims from
-// templates exist in the cache (`waiting` counts those that do not yet).
-bool Keep(const json& pod, const std::string& name, const ClusterCache& cache, int64_t& waiting) {
-  PodState state = StateOf(pod, name, cache, nullptr);
-  if (state == PodState::kWaitingForClaim) ++waiting;
-  return state == PodState::kPending || state == PodState::kBound;
 }
 
 // Why a pod that is not pending in a pass is not (for Explain).
@@ -389,7 +381,9 @@ absl::Status Scheduler::Run(const std::function<bool()>& leading) {
       std::unique_lock<std::mutex> lock(mu_);
       cv_.wait_for(lock, std::chrono::milliseconds(100), [this] { return dirty_ || stop_.load(); });
       // Writes that failed are tried again after a backoff even if nothing changes.
-      bool retry = retry_at_ && std::chrono::steady_clock::now() >= *retry_at_;
+      const auto now = std::chrono::steady_clock::now();
+      bool retry = std::any_of(backoff_.begin(), backoff_.end(),
+                               [&](const auto& b) { return b.second.until <= now; });
       if ((!dirty_ && !retry) || stop_) continue;
       dirty_ = false;
     }
@@ -466,9 +460,15 @@ struct Scheduler::Decided {
 
 absl::Status Scheduler::Decide(Decided& d) {
   const auto now = std::chrono::steady_clock::now();
+  // The pods a pass needs: those bound and not finished (they hold capacity), and this
+  // scheduler's pending pods that are not being deleted, not gated, whose claims from
+  // templates exist (`waiting` counts those that do not yet) and that are not backing off.
   d.loaded = cache_->Load([&](const json& pod) {
-    if (!Keep(pod, options_.name, *cache_, d.waiting)) return false;
-    if (backoff_.empty() || !Str(Field(pod, "spec"), "nodeName").empty()) return true;
+    PodState state = StateOf(pod, options_.name, *cache_, nullptr);
+    if (state == PodState::kWaitingForClaim) ++d.waiting;
+    if (state == PodState::kBound) return true;
+    if (state != PodState::kPending) return false;
+    if (backoff_.empty()) return true;
     auto it = backoff_.find(std::string(Str(Field(pod, "metadata"), "uid")));
     return it == backoff_.end() || it->second.until <= now;  // backing off: sits out
   });
@@ -574,10 +574,6 @@ void Scheduler::BackOff(const std::vector<Job>& jobs, std::chrono::steady_clock:
   std::erase_if(backoff_, [&](const auto& e) {
     return e.second.until <= start && !failed.contains(e.first);
   });
-  retry_at_.reset();
-  for (const auto& [uid, b] : backoff_) {
-    if (!retry_at_ || b.until < *retry_at_) retry_at_ = b.until;
-  }
   if (!failed.empty()) {
     Log(util::Cat("writes for ", failed.size(), failed.size() == 1 ? " pod" : " pods",
                   " failed; they sit out of scheduling for up to ", longest,

@@ -173,7 +173,6 @@ class Scheduler {
     std::chrono::steady_clock::time_point until;
   };
   std::map<std::string, Backoff> backoff_;
-  std::optional<std::chrono::steady_clock::time_point> retry_at_;  // the first `until`
   // Updates backoff_ after a cycle that started at `start`.
   void BackOff(const std::vector<Job>& jobs, std::chrono::steady_clock::time_point start);
   std::atomic<bool> stop_{false};
