@@ -1,9 +1,12 @@
 #include "kube/cluster_cache.h"
 
+#include <algorithm>
+#include <chrono>
 #include <map>
 #include <mutex>
 #include <optional>
 #include <set>
+#include <thread>
 #include <unordered_map>
 #include <utility>
 
@@ -33,7 +36,6 @@ struct ClusterCache::Kind {
   std::unique_ptr<Informer> informer;
   mutable std::mutex mu;
   absl::Status error;                             // guarded by mu
-  bool served = true;                             // guarded by mu
   std::map<std::string, nlohmann::json> assumed;  // guarded by mu
   // Each object as Load() last decoded it, by key: an object whose resourceVersion has not
   // changed since is not decoded again (decoding is most of a pass's reading).
@@ -79,7 +81,9 @@ constexpr KindSpec kKinds[] = {
 
 }  // namespace
 
-ClusterCache::ClusterCache(const Client& client, const std::function<void()>& on_change) {
+ClusterCache::ClusterCache(const Client& client, const std::function<void()>& on_change,
+                           double absent_recheck_seconds)
+    : absent_recheck_seconds_(absent_recheck_seconds) {
   for (const KindSpec& k : kKinds) {
     auto kind = std::make_unique<Kind>();
     kind->path = k.path;
@@ -100,14 +104,18 @@ ClusterCache::~ClusterCache() { Stop(); }
 void ClusterCache::Start() {
   for (auto& k : kinds_) {
     Kind* kind = k.get();
-    threads_.emplace_back([kind] {
-      absl::Status s = kind->informer->Run();
-      std::lock_guard<std::mutex> lock(kind->mu);
-      if (kind->optional && s.code() == absl::StatusCode::kNotFound) {
-        kind->served = false;
-      } else {
-        kind->error = s;
+    threads_.emplace_back([kind, recheck = absent_recheck_seconds_] {
+      Informer& informer = *kind->informer;
+      absl::Status s = informer.Run();
+      // A kind the server does not serve (yet, or any more): asked for again until it is.
+      while (kind->optional && s.code() == absl::StatusCode::kNotFound) {
+        for (double waited = 0; waited < recheck && !informer.Stopping(); waited += 0.05) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        }
+        s = informer.Run();
       }
+      std::lock_guard<std::mutex> lock(kind->mu);
+      kind->error = s;
     });
   }
 }
@@ -120,11 +128,18 @@ void ClusterCache::Stop() {
 
 bool ClusterCache::Synced() const {
   for (const auto& k : kinds_) {
-    if (k->informer->Synced()) continue;
-    std::lock_guard<std::mutex> lock(k->mu);
-    if (k->served) return false;
+    if (!k->informer->Synced() && k->informer->Served()) return false;
   }
   return true;
+}
+
+std::vector<std::string> ClusterCache::Unserved() const {
+  std::vector<std::string> out;
+  for (const auto& k : kinds_) {
+    if (k->optional && !k->informer->Served()) out.push_back(k->api_version + " " + k->kind);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 ClusterCache::Kind* ClusterCache::Find(std::string_view kind) const {

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <thread>
 #include <utility>
 
@@ -172,6 +173,7 @@ absl::Status Informer::ListAll() {
   }
   ++lists_;
   synced_ = true;
+  served_ = true;
   if (handler_) {
     for (const auto& [type, obj] : changes) handler_(type, *obj);
   }
@@ -219,6 +221,7 @@ absl::StatusOr<bool> Informer::WatchOnce() {
   if (r->status != 200 && r->status != 0) {
     std::string what =
         util::Cat("watching ", options_.path, ": HTTP ", r->status, ": ", StatusMessage(*r));
+    if (r->status == 404) return absl::NotFoundError(what);  // the kind is gone (CRD deleted)
     if (Permanent(r->status)) return absl::PermissionDeniedError(what);
     return absl::UnavailableError(what);
   }
@@ -236,25 +239,50 @@ void Informer::Backoff() {
   }
 }
 
+void Informer::Clear() {
+  std::map<std::string, std::shared_ptr<const nlohmann::json>> gone;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    gone.swap(objects_);
+    rv_.clear();
+  }
+  served_ = false;
+  if (handler_) {
+    for (const auto& [key, obj] : gone) handler_(EventType::kDeleted, *obj);
+  }
+}
+
 absl::Status Informer::Run() {
   bool need_list = true;
+  // Since when the server has answered 404 for a kind it served before.
+  std::optional<std::chrono::steady_clock::time_point> missing_since;
   while (!stop_) {
     if (need_list) {
       absl::Status s = ListAll();
-      if (s.code() == absl::StatusCode::kPermissionDenied ||
-          s.code() == absl::StatusCode::kNotFound) {
-        return s;
+      if (s.code() == absl::StatusCode::kNotFound) {
+        const auto now = std::chrono::steady_clock::now();
+        if (synced_ && served_ && !missing_since) missing_since = now;
+        if (!missing_since ||
+            now - *missing_since >= std::chrono::duration<double>(options_.gone_after_seconds)) {
+          Clear();
+          return s;
+        }
       }
+      if (s.code() == absl::StatusCode::kPermissionDenied) return s;
       if (!s.ok()) {
         Backoff();
         continue;
       }
+      missing_since.reset();
       need_list = false;
     }
     absl::StatusOr<bool> w = WatchOnce();
     if (!w.ok()) {
       if (w.status().code() == absl::StatusCode::kPermissionDenied) return w.status();
-      Backoff();  // the connection broke: resume from the last version seen
+      // 404: the kind may be gone; listing tells (above). Else the connection broke: resume
+      // from the last version seen.
+      need_list = w.status().code() == absl::StatusCode::kNotFound;
+      Backoff();
       continue;
     }
     need_list = !*w;

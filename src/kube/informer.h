@@ -39,6 +39,10 @@ struct InformerOptions {
   std::string field_selector;  // optional
   int page_size = 500;
   double watch_seconds = 300;  // the server ends each watch after about this long
+  // A kind listed before is taken as gone (Run returns NotFound) only when the server has
+  // answered 404 for this long: a restarting API server answers 404 for kinds that CRDs serve
+  // until it has loaded them.
+  double gone_after_seconds = 5;
 };
 
 class Informer {
@@ -49,11 +53,17 @@ class Informer {
 
   // Lists and watches until Stop(). Returns OK after Stop(); an error only for what a retry
   // cannot fix, naming the path and the reason: PermissionDenied (401, 403, 405) or NotFound
-  // (404: the server does not serve the kind, e.g. a CRD not installed).
+  // (404: the server does not serve the kind, e.g. a CRD not installed, or deleted: after
+  // `gone_after_seconds` of 404s when it was listed before; the cache is emptied first, the
+  // handler seeing each object deleted). Run() may be called again after it returned (it
+  // lists again): a kind installed later is seen.
   absl::Status Run();
   void Stop() { stop_ = true; }
+  bool Stopping() const { return stop_; }
 
   bool Synced() const { return synced_; }
+  // False from a 404 until a list succeeds again (true before the first list).
+  bool Served() const { return served_; }
   std::optional<nlohmann::json> Get(const std::string& key) const;
   bool Has(const std::string& key) const;
   std::vector<nlohmann::json> List() const;
@@ -83,12 +93,14 @@ class Informer {
   void Apply(EventType type, nlohmann::json object);
   std::string Query(bool watch, const std::string& cont) const;
   void Backoff();
+  void Clear();  // the kind is not served: no objects
 
   Client client_;
   InformerOptions options_;
   Handler handler_;
   std::atomic<bool> stop_{false};
   std::atomic<bool> synced_{false};
+  std::atomic<bool> served_{true};
   std::atomic<int64_t> lists_{0}, watches_{0};
   double backoff_ = 0;
   mutable std::mutex mu_;

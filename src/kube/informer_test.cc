@@ -178,6 +178,84 @@ TEST_F(InformerPlaneTest, FollowsThroughAnApiServerRestart) {
   run.join();
 }
 
+// A kind served by a CustomResourceDefinition of this test's own: before it is installed Run
+// ends with NotFound at once; once it is, Run lists and watches; when it is deleted Run ends
+// with NotFound again after gone_after_seconds of 404s (not PermissionDenied, which would
+// stop a scheduler), the cache emptied with a deletion for each object; installed again, a
+// new Run lists it again.
+TEST_F(InformerPlaneTest, AKindThatComesAndGoesIsFollowed) {
+  const std::string group = ns_ + ".test.gpuplane.io";
+  const std::string crd_path =
+      "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets." + group;
+  const std::string widgets = "/apis/" + group + "/v1/widgets";
+  const nlohmann::json crd = {
+      {"apiVersion", "apiextensions.k8s.io/v1"},
+      {"kind", "CustomResourceDefinition"},
+      {"metadata", {{"name", "widgets." + group}}},
+      {"spec",
+       {{"group", group},
+        {"scope", "Cluster"},
+        {"names", {{"plural", "widgets"}, {"kind", "Widget"}, {"listKind", "WidgetList"}}},
+        {"versions",
+         nlohmann::json::array(
+             {{{"name", "v1"},
+               {"served", true},
+               {"storage", true},
+               {"schema",
+                {{"openAPIV3Schema",
+                  {{"type", "object"}, {"x-kubernetes-preserve-unknown-fields", true}}}}}}})}}}};
+  auto install = [&] {
+    auto r =
+        client_->Do("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd.dump());
+    ASSERT_TRUE(r.ok() && r->status == 201) << (r.ok() ? r->body : r.status().ToString());
+    ASSERT_TRUE(Eventually([&] {
+      auto got = client_->Get(widgets);
+      return got.ok() && got->status == 200;
+    }));
+  };
+  auto remove = [&] {
+    ASSERT_EQ(client_->Do("DELETE", crd_path)->status, 200);
+    ASSERT_TRUE(Eventually([&] { return client_->Get(crd_path)->status == 404; }));
+  };
+  std::mutex mu;
+  std::vector<std::string> events;
+  Informer inf(*client_, {.path = widgets, .watch_seconds = 60, .gone_after_seconds = 1},
+               [&](EventType t, const nlohmann::json& obj) {
+                 std::lock_guard<std::mutex> lock(mu);
+                 events.push_back(std::to_string(static_cast<int>(t)) + Informer::KeyOf(obj));
+               });
+  EXPECT_EQ(inf.Run().code(), absl::StatusCode::kNotFound);
+  EXPECT_FALSE(inf.Served());
+
+  ASSERT_NO_FATAL_FAILURE(install());
+  nlohmann::json w = {
+      {"apiVersion", group + "/v1"}, {"kind", "Widget"}, {"metadata", {{"name", "w"}}}};
+  ASSERT_EQ(client_->Do("POST", widgets, w.dump())->status, 201);
+  absl::Status ended;
+  std::thread run([&] { ended = inf.Run(); });
+  ASSERT_TRUE(Eventually([&] { return inf.Has("w"); }));
+  EXPECT_TRUE(inf.Served());
+  ASSERT_NO_FATAL_FAILURE(remove());
+  run.join();  // Run ends by itself
+  EXPECT_EQ(ended.code(), absl::StatusCode::kNotFound) << ended;
+  EXPECT_FALSE(inf.Served());
+  EXPECT_TRUE(inf.List().empty());
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    EXPECT_EQ(events, (std::vector<std::string>{"0w", "2w"}));
+  }
+
+  ASSERT_NO_FATAL_FAILURE(install());
+  ASSERT_EQ(client_->Do("POST", widgets, w.dump())->status, 201);
+  std::thread again([&] { ended = inf.Run(); });
+  EXPECT_TRUE(Eventually([&] { return inf.Has("w"); }));
+  EXPECT_TRUE(inf.Served());
+  inf.Stop();
+  again.join();
+  EXPECT_TRUE(ended.ok()) << ended;
+  remove();
+}
+
 TEST_F(InformerPlaneTest, AForbiddenResourceEndsRunWithTheReason) {
   absl::StatusOr<RestConfig> viewer = LoadKubeconfig(dir_ + "/kubeconfig-viewer");
   ASSERT_TRUE(viewer.ok());

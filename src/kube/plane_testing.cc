@@ -8,10 +8,13 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <fstream>
 #include <map>
 #include <set>
+#include <sstream>
 #include <tuple>
 
+#include "api/reader.h"
 #include "kube/json_field.h"
 #include "kube/rest_config.h"
 #include "kube/writer.h"
@@ -241,6 +244,69 @@ std::string SchedulerPlaneTest::GangViolation() {
     }
   }
   return "";
+}
+
+namespace {
+
+constexpr char kQueueCrd[] =
+    "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/queues.gpuplane.io";
+constexpr char kQueues[] = "/apis/gpuplane.io/v1alpha1/queues";
+
+// A YAML document as the JSON the API server takes (scalars as Kubernetes resolves them).
+nlohmann::json DocJson(const api::Doc& d) {
+  switch (d.kind()) {
+    case api::Doc::Kind::kNull:
+      return nullptr;
+    case api::Doc::Kind::kBool:
+      return d.bool_value();
+    case api::Doc::Kind::kInt:
+      return std::stoll(d.text());
+    case api::Doc::Kind::kFloat:
+      return std::stod(d.text());
+    case api::Doc::Kind::kString:
+      return d.text();
+    case api::Doc::Kind::kMap: {
+      nlohmann::json m = nlohmann::json::object();
+      for (const api::DocEntry& e : d.entries()) m[e.key] = DocJson(e.value);
+      return m;
+    }
+    case api::Doc::Kind::kSeq: {
+      nlohmann::json a = nlohmann::json::array();
+      for (const api::Doc& i : d.items()) a.push_back(DocJson(i));
+      return a;
+    }
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+void SchedulerPlaneTest::InstallQueueDefinition() {
+  const std::string file =
+      std::string(GPUPLANE_SOURCE_DIR) + "/deploy/crds/queues.gpuplane.io.yaml";
+  std::ifstream in(file);
+  std::stringstream text;
+  text << in.rdbuf();
+  absl::StatusOr<std::vector<api::Doc>> docs = api::ReadYaml(text.str(), file);
+  ASSERT_TRUE(docs.ok() && docs->size() == 1) << docs.status();
+  absl::StatusOr<Response> r =
+      client_->Do("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+                  DocJson((*docs)[0]).dump());
+  ASSERT_TRUE(r.ok() && (r->status == 201 || r->status == 409)) << StatusMessage(*r);
+  ASSERT_TRUE(Eventually([&] {
+    absl::StatusOr<Response> got = client_->Get(kQueues);
+    return got.ok() && got->ok();
+  }));
+}
+
+void SchedulerPlaneTest::RemoveQueueDefinition() {
+  absl::StatusOr<Response> r = client_->Do("DELETE", kQueueCrd);
+  ASSERT_TRUE(r.ok() && (r->status == 200 || r->status == 404)) << StatusMessage(*r);
+  ASSERT_TRUE(Eventually([&] {
+    absl::StatusOr<Response> crd = client_->Get(kQueueCrd);
+    absl::StatusOr<Response> got = client_->Get(kQueues);
+    return crd.ok() && crd->status == 404 && got.ok() && got->status == 404;
+  }));
 }
 
 std::vector<std::string> SchedulerPlaneTest::RefuseClaimUpdates(const std::string& name,

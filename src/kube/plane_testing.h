@@ -47,6 +47,11 @@ class SchedulerPlaneTest : public ::testing::Test {
                                               const std::string& probe);
   // PriorityClasses low-<id> (10) and high-<id> (1000).
   void PriorityClasses();
+  // Installs deploy/crds/queues.gpuplane.io.yaml (if not there) and returns once Queues are
+  // served; removes it and returns once they are not (the plane is shared: a test that removes
+  // it leaves the next one to install it again).
+  void InstallQueueDefinition();
+  void RemoveQueueDefinition();
   // The scheduler in this process, on a thread (its name set to the test's).
   void Start(SchedulerOptions o = {});
   nlohmann::json Get(const std::string& path);

@@ -9,6 +9,7 @@
 #include <utility>
 #include <variant>
 
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
@@ -330,7 +331,8 @@ struct Scheduler::Job {
 
 Scheduler::Scheduler(const Client& client, SchedulerOptions options)
     : client_(client), writer_(client), options_(std::move(options)) {
-  cache_ = std::make_unique<ClusterCache>(client_, [this] { Wake(); });
+  cache_ = std::make_unique<ClusterCache>(
+      client_, [this] { Wake(); }, options_.absent_recheck_seconds);
   usage_store_ = std::make_unique<QueueUsageStore>(client_, options_.state_namespace,
                                                    util::Cat(options_.name, "-queue-usage"));
 }
@@ -360,6 +362,7 @@ absl::Status Scheduler::Run(const std::function<bool()>& leading) {
       cache_->Stop();
       return e;
     }
+    LogServedKinds();
     bool synced = cache_->Synced();
     bool lead = leading_();
     metrics_.synced = synced;
@@ -395,6 +398,28 @@ absl::Status Scheduler::Run(const std::function<bool()>& leading) {
   if (was_leading_ && leading_()) SaveUsage(true);  // for the next leader
   cache_->Stop();
   return absl::OkStatus();
+}
+
+void Scheduler::LogServedKinds() {
+  std::vector<std::string> now = cache_->Unserved();
+  if (now == unserved_) return;
+  for (const std::string& kind : now) {
+    if (std::find(unserved_.begin(), unserved_.end(), kind) != unserved_.end()) continue;
+    // The one kind whose definition gpuplane ships; the others come with their projects'
+    // CRDs or the API server's feature gates.
+    const bool queue = kind == "gpuplane.io/v1alpha1 Queue";
+    Log(util::Cat("the API server does not serve ", kind, ", so none are read (",
+                  queue ? "install deploy/crds/queues.gpuplane.io.yaml to use queues"
+                        : "its CustomResourceDefinition or feature gate serves it",
+                  "); asked again every ", absl::StrFormat("%g", options_.absent_recheck_seconds),
+                  " s"));
+  }
+  for (const std::string& kind : unserved_) {
+    if (std::find(now.begin(), now.end(), kind) == now.end()) {
+      Log(util::Cat("the API server serves ", kind, " now"));
+    }
+  }
+  unserved_ = std::move(now);
 }
 
 namespace {

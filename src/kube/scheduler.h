@@ -87,6 +87,9 @@ struct SchedulerOptions {
   // Where that past use is kept for the next leader (kube/queue_usage.h): the ConfigMap
   // `<name>-queue-usage` in this namespace (the Lease's).
   std::string state_namespace = "kube-system";
+  // How often a kind the API server does not serve (a CRD not installed yet, or deleted) is
+  // asked for again (ClusterCache).
+  double absent_recheck_seconds = 10;
 };
 
 class Scheduler {
@@ -161,6 +164,9 @@ class Scheduler {
   SchedulerMetrics metrics_;
   std::function<bool()> leading_;
   bool was_leading_ = false;
+  // The kinds the server did not serve when Run last looked, to log each change once.
+  std::vector<std::string> unserved_;
+  void LogServedKinds();
 
   std::mutex mu_;
   std::condition_variable cv_;

@@ -4,10 +4,8 @@
 
 #include <chrono>
 #include <cstdlib>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -18,7 +16,6 @@
 #include "absl/time/time.h"
 #include "api/loader.h"
 #include "api/object.h"
-#include "api/reader.h"
 #include "api/writer.h"
 #include "kube/plane_testing.h"
 #include "kube/queue_usage.h"
@@ -684,36 +681,6 @@ TEST_F(SchedulerPlaneTest, APodWhoseWritesFailSitsOutAndOthersGetItsDevice) {
 }  // namespace gpuplane::kube
 
 namespace gpuplane::kube {
-namespace {
-
-// A YAML document as the JSON the API server takes (scalars as Kubernetes resolves them).
-json DocJson(const api::Doc& d) {
-  switch (d.kind()) {
-    case api::Doc::Kind::kNull:
-      return nullptr;
-    case api::Doc::Kind::kBool:
-      return d.bool_value();
-    case api::Doc::Kind::kInt:
-      return std::stoll(d.text());
-    case api::Doc::Kind::kFloat:
-      return std::stod(d.text());
-    case api::Doc::Kind::kString:
-      return d.text();
-    case api::Doc::Kind::kMap: {
-      json m = json::object();
-      for (const api::DocEntry& e : d.entries()) m[e.key] = DocJson(e.value);
-      return m;
-    }
-    case api::Doc::Kind::kSeq: {
-      json a = json::array();
-      for (const api::Doc& i : d.items()) a.push_back(DocJson(i));
-      return a;
-    }
-  }
-  return nullptr;
-}
-
-}  // namespace
 
 // Queues in the live scheduler, with the Queue definition shipped in deploy/crds/ (the
 // plane does not serve the kind otherwise): a queue for this test's namespace that may hold
@@ -721,21 +688,7 @@ json DocJson(const api::Doc& d) {
 // queue would go over its limit; a pod labelled with a queue that does not exist says so. The
 // queue is deleted at the end (later tests' pods are in no queue).
 TEST_F(SchedulerPlaneTest, QueueLimitsHoldPodsBackAndSayWhy) {
-  const std::string file =
-      std::string(GPUPLANE_SOURCE_DIR) + "/deploy/crds/queues.gpuplane.io.yaml";
-  std::ifstream in(file);
-  std::stringstream text;
-  text << in.rdbuf();
-  absl::StatusOr<std::vector<api::Doc>> docs = api::ReadYaml(text.str(), file);
-  ASSERT_TRUE(docs.ok() && docs->size() == 1) << docs.status();
-  absl::StatusOr<Response> r =
-      client_->Do("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
-                  DocJson((*docs)[0]).dump());
-  ASSERT_TRUE(r.ok() && (r->status == 201 || r->status == 409)) << StatusMessage(*r);
-  ASSERT_TRUE(Eventually([&] {
-    absl::StatusOr<Response> got = client_->Get("/apis/gpuplane.io/v1alpha1/queues");
-    return got.ok() && got->ok();
-  }));
+  ASSERT_NO_FATAL_FAILURE(InstallQueueDefinition());
   const std::string queue = "q-" + ns_;
   struct Cleanup {
     Client& client;
@@ -783,6 +736,47 @@ TEST_F(SchedulerPlaneTest, QueueLimitsHoldPodsBackAndSayWhy) {
   EXPECT_NE(stray.find("names queue \"nosuch\", which is not defined"), std::string::npos) << stray;
 }
 
+// The Queue definition installed while the scheduler runs is read without a restart (a kind
+// the server did not serve is asked for again), and deleting it neither stops the scheduler
+// nor leaves its queues in force.
+TEST_F(SchedulerPlaneTest, AQueueDefinitionInstalledOrDeletedWhileRunningIsFollowed) {
+  ASSERT_NO_FATAL_FAILURE(RemoveQueueDefinition());
+  Node("n", "H100", 2);
+  Create("/apis/resource.k8s.io/v1/namespaces/" + ns_ + "/resourceclaimtemplates",
+         {{"metadata", {{"name", "one"}}}, {"spec", {{"spec", ClaimSpec(1, "")}}}});
+  Pod("first", {{"name", "gpu"}, {"resourceClaimTemplateName", "one"}});
+  Start({.absent_recheck_seconds = 0.2});
+  ASSERT_TRUE(Eventually([&] { return !NodeOf("first").empty(); })) << status_;
+
+  ASSERT_NO_FATAL_FAILURE(InstallQueueDefinition());
+  const std::string queue = "q-" + ns_;
+  Create("/apis/gpuplane.io/v1alpha1/queues",
+         {{"apiVersion", "gpuplane.io/v1alpha1"},
+          {"kind", "Queue"},
+          {"metadata", {{"name", queue}}},
+          {"spec",
+           {{"namespaces", json::array({ns_})},
+            {"resources", {{"deviceclass/" + cls_, {{"limit", "1"}}}}}}}});
+  // The scheduler has the queue (holding first's device) before the second pod comes.
+  ASSERT_TRUE(Eventually([&] {
+    return scheduler_->metrics().Render().find("gpuplane_queue_devices{queue=\"" + queue +
+                                               "\"} 1") != std::string::npos;
+  })) << scheduler_->metrics().Render();
+  Pod("second", {{"name", "gpu"}, {"resourceClaimTemplateName", "one"}});
+  ASSERT_TRUE(Eventually([&] {
+    json c = Condition("second", "PodScheduled");
+    return c.is_object() &&
+           c.value("message", "").find("queue " + queue + " would go over its limit") !=
+               std::string::npos;
+  })) << Condition("second", "PodScheduled").dump();
+  EXPECT_EQ(NodeOf("second"), "");
+
+  ASSERT_NO_FATAL_FAILURE(RemoveQueueDefinition());  // its queues go with it
+  EXPECT_TRUE(Eventually([&] { return !NodeOf("second").empty(); })) << status_;
+  EXPECT_TRUE(scheduler_->Error().ok()) << scheduler_->Error();
+  EXPECT_TRUE(scheduler_->Ready());
+}
+
 TEST_F(SchedulerPlaneTest, QueuesPastUseOutlivesTheLeader) {
   // What the last leader saved a minute ago: team held one device and has 1e6 device-seconds
   // of past use. This replica starts leading, goes on from it (decayed over the minute, with
@@ -828,6 +822,7 @@ TEST_F(SchedulerPlaneTest, OpportunisticWorkWaitsForTheForecastRise) {
   // (more than the shared plane's nodes have) from this hour to the next one, one and two
   // days ago: the pod, which fits now, would be evicted within its window, so it waits and
   // says why. Without that history it would bind.
+  ASSERT_NO_FATAL_FAILURE(InstallQueueDefinition());
   const std::string queue = "night-" + id_;
   Create("/apis/gpuplane.io/v1alpha1/queues",
          {{"apiVersion", "gpuplane.io/v1alpha1"},
