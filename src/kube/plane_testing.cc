@@ -309,6 +309,13 @@ void SchedulerPlaneTest::RemoveQueueDefinition() {
   }));
 }
 
+void SchedulerPlaneTest::Queue(const std::string& name, const json& resources) {
+  Create(kQueues, {{"apiVersion", "gpuplane.io/v1alpha1"},
+                   {"kind", "Queue"},
+                   {"metadata", {{"name", name}}},
+                   {"spec", {{"namespaces", json::array({ns_})}, {"resources", resources}}}});
+}
+
 std::vector<std::string> SchedulerPlaneTest::RefuseClaimUpdates(const std::string& name,
                                                                 const std::string& allowed,
                                                                 const std::string& probe) {

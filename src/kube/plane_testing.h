@@ -52,6 +52,8 @@ class SchedulerPlaneTest : public ::testing::Test {
   // it leaves the next one to install it again).
   void InstallQueueDefinition();
   void RemoveQueueDefinition();
+  // A Queue `name` for the test's namespace with `resources` (its spec.resources).
+  void Queue(const std::string& name, const nlohmann::json& resources);
   // The scheduler in this process, on a thread (its name set to the test's).
   void Start(SchedulerOptions o = {});
   nlohmann::json Get(const std::string& path);

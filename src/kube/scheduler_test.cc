@@ -695,13 +695,7 @@ TEST_F(SchedulerPlaneTest, QueueLimitsHoldPodsBackAndSayWhy) {
     std::string path;
     ~Cleanup() { (void)client.Do("DELETE", path); }
   } cleanup{*client_, "/apis/gpuplane.io/v1alpha1/queues/" + queue};
-  Create("/apis/gpuplane.io/v1alpha1/queues",
-         {{"apiVersion", "gpuplane.io/v1alpha1"},
-          {"kind", "Queue"},
-          {"metadata", {{"name", queue}}},
-          {"spec",
-           {{"namespaces", json::array({ns_})},
-            {"resources", {{"deviceclass/" + cls_, {{"limit", "1"}}}}}}}});
+  Queue(queue, {{"deviceclass/" + cls_, {{"limit", "1"}}}});
   Node("n", "H100", 2);
   Create("/apis/resource.k8s.io/v1/namespaces/" + ns_ + "/resourceclaimtemplates",
          {{"metadata", {{"name", "one"}}}, {"spec", {{"spec", ClaimSpec(1, "")}}}});
@@ -750,13 +744,7 @@ TEST_F(SchedulerPlaneTest, AQueueDefinitionInstalledOrDeletedWhileRunningIsFollo
 
   ASSERT_NO_FATAL_FAILURE(InstallQueueDefinition());
   const std::string queue = "q-" + ns_;
-  Create("/apis/gpuplane.io/v1alpha1/queues",
-         {{"apiVersion", "gpuplane.io/v1alpha1"},
-          {"kind", "Queue"},
-          {"metadata", {{"name", queue}}},
-          {"spec",
-           {{"namespaces", json::array({ns_})},
-            {"resources", {{"deviceclass/" + cls_, {{"limit", "1"}}}}}}}});
+  Queue(queue, {{"deviceclass/" + cls_, {{"limit", "1"}}}});
   // The scheduler has the queue (holding first's device) before the second pod comes.
   ASSERT_TRUE(Eventually([&] {
     return scheduler_->metrics().Render().find("gpuplane_queue_devices{queue=\"" + queue +
@@ -824,12 +812,7 @@ TEST_F(SchedulerPlaneTest, OpportunisticWorkWaitsForTheForecastRise) {
   // says why. Without that history it would bind.
   ASSERT_NO_FATAL_FAILURE(InstallQueueDefinition());
   const std::string queue = "night-" + id_;
-  Create("/apis/gpuplane.io/v1alpha1/queues",
-         {{"apiVersion", "gpuplane.io/v1alpha1"},
-          {"kind", "Queue"},
-          {"metadata", {{"name", queue}}},
-          {"spec",
-           {{"namespaces", json::array({ns_})}, {"resources", {{"gpu", {{"weight", "0"}}}}}}}});
+  Queue(queue, {{"gpu", {{"weight", "0"}}}});
   const double now = absl::ToDoubleSeconds(absl::Now() - absl::UnixEpoch());
   const auto hour = static_cast<int64_t>(now / 3600);
   QueueUsage saved{
