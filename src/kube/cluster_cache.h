@@ -2,20 +2,21 @@
 // kind (DeviceClasses, ResourceSlices, Nodes; Pods, ResourceClaims, ResourceClaimTemplates;
 // Workloads, PodGroups and gpuplane.io Queues where the server serves them: a kind it answers
 // 404 for (a CRD not installed, or deleted while the cache runs: Informer's
-// gone_after_seconds) is empty and counts as synced, and is asked for again every
+// gone_after_seconds) is empty, counts as synced, and is asked for again every
 // `absent_recheck_seconds`, so a definition installed later is seen without a restart;
-// PodDisruptionBudgets, which Load() leaves out: read them with List). Load() turns the caches into
-// the objects a scheduling pass reads (sched/pass.h) through api's own reader, so what the server
-// serves is decoded and checked exactly as files are; a problem names the object and field
-// ("api:/apis/resource.k8s.io/v1/resourceslices: ..."). Each object is decoded once per
-// resourceVersion: a Load() reuses what the previous one decoded for objects that have not changed
-// (assumed copies are decoded every time). Objects this process wrote can be assumed (Assume): the
-// written copy stands in for the cached one until the watch delivers a version at least as new, so
-// a scheduling pass never decides from a cache that has not seen its own last writes. The cache
-// owns its informers and their threads (Stop() or the destructor joins them); Load() lends the
-// decoded objects (shared, immutable: they stay valid while the Loaded holds them). Thread-safety:
-// Start() and Stop() from one thread; Synced() and Load() from any thread (each informer guards its
-// own cache). on_change runs on the informers' threads.
+// PodDisruptionBudgets, which Load() leaves out: read them with List).
+// Load() turns the caches into the objects a scheduling pass reads (sched/pass.h) through
+// api's own reader, so what the server serves is decoded and checked exactly as files are;
+// a problem names the object and field ("api:/apis/resource.k8s.io/v1/resourceslices: ...").
+// Each object is decoded once per resourceVersion: a Load() reuses what the previous one
+// decoded for objects that have not changed (assumed copies are decoded every time).
+// Objects this process wrote can be assumed (Assume): the written copy stands in for the cached
+// one until the watch delivers a version at least as new, so a scheduling pass never decides
+// from a cache that has not seen its own last writes.
+// The cache owns its informers and their threads (Stop() or the destructor joins them); Load()
+// lends the decoded objects (shared, immutable: they stay valid while the Loaded holds them).
+// Thread-safety: Start() and Stop() from one thread; Synced() and Load() from any thread (each
+// informer guards its own cache). on_change runs on the informers' threads.
 #ifndef GPUPLANE_KUBE_CLUSTER_CACHE_H_
 #define GPUPLANE_KUBE_CLUSTER_CACHE_H_
 

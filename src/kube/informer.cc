@@ -267,13 +267,14 @@ absl::Status Informer::Run() {
           Clear();
           return s;
         }
+      } else {
+        missing_since.reset();  // 404s in a row count, not 404s around an outage
       }
       if (s.code() == absl::StatusCode::kPermissionDenied) return s;
       if (!s.ok()) {
         Backoff();
         continue;
       }
-      missing_since.reset();
       need_list = false;
     }
     absl::StatusOr<bool> w = WatchOnce();
