@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "kube/plane_testing.h"
 #include "kube/rest_config.h"
 
 namespace gpuplane::kube {
@@ -99,15 +100,6 @@ class InformerPlaneTest : public ::testing::Test {
     nlohmann::json cm = {{"metadata", {{"name", name}}}, {"data", {{"v", value}}}};
     return client_->Do("POST", ConfigMaps(), cm.dump())->status;
   }
-  // Waits up to `seconds` for `done`.
-  static bool Eventually(const std::function<bool()>& done, double seconds = 30) {
-    auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
-    while (std::chrono::steady_clock::now() < end) {
-      if (done()) return true;
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    return done();
-  }
 
   std::string dir_, ns_;
   std::optional<Client> client_;
@@ -165,8 +157,7 @@ TEST_F(InformerPlaneTest, FollowsThroughAnApiServerRestart) {
   Informer inf(*client_, {.path = ConfigMaps(), .watch_seconds = 60});
   std::thread run([&] { EXPECT_TRUE(inf.Run().ok()); });
   ASSERT_TRUE(Eventually([&] { return inf.Get(ns_ + "/before").has_value(); }));
-  std::string restart = "bash scripts/controlplane.sh restart-apiserver " + dir_;
-  ASSERT_EQ(std::system(restart.c_str()), 0);
+  ASSERT_TRUE(RestartApiServer(dir_).ok());
   ASSERT_EQ(Create("after", "0"), 201);
   EXPECT_TRUE(Eventually([&] { return inf.Get(ns_ + "/after").has_value(); }, 60))
       << "lists " << inf.lists() << " watches " << inf.watches();
@@ -176,6 +167,8 @@ TEST_F(InformerPlaneTest, FollowsThroughAnApiServerRestart) {
   EXPECT_EQ(inf.lists(), 2);
   inf.Stop();
   run.join();
+  absl::Status caught_up = AwaitClaimController(*client_, ns_);  // for the tests after this one
+  EXPECT_TRUE(caught_up.ok()) << caught_up;
 }
 
 // A kind served by a CustomResourceDefinition of this test's own: before it is installed Run

@@ -28,6 +28,64 @@ using nlohmann::json;
 
 inline constexpr char kGangLabel[] = "test.gpuplane.io/gang";
 
+bool Eventually(const std::function<bool()>& done, double seconds) {
+  auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (std::chrono::steady_clock::now() < end) {
+    if (done()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return done();
+}
+
+absl::Status RestartApiServer(const std::string& dir) {
+  std::string restart = "bash scripts/controlplane.sh restart-apiserver " + dir;
+  if (std::system(restart.c_str()) != 0) return absl::InternalError(restart + " failed");
+  return absl::OkStatus();
+}
+
+absl::Status AwaitClaimController(const Client& client, const std::string& ns) {
+  const std::string templates =
+      "/apis/resource.k8s.io/v1/namespaces/" + ns + "/resourceclaimtemplates";
+  const std::string pods = "/api/v1/namespaces/" + ns + "/pods";
+  const std::string name = "plane-probe";
+  json request = {{"name", "gpu"}, {"exactly", {{"deviceClassName", "plane-probe.example.com"}}}};
+  json tmpl = {{"metadata", {{"name", name}}},
+               {"spec", {{"spec", {{"devices", {{"requests", json::array({request})}}}}}}}};
+  json pod = {{"metadata", {{"name", name}}},
+              {"spec",
+               {{"schedulerName", "nobody"},
+                {"containers", json::array({{{"name", "c"}, {"image", "none"}}})},
+                {"resourceClaims",
+                 json::array({{{"name", "gpu"}, {"resourceClaimTemplateName", name}}})}}}};
+  for (const auto& [path, obj] : {std::pair{templates, tmpl}, std::pair{pods, pod}}) {
+    absl::StatusOr<Response> r = client.Do("POST", path, obj.dump());
+    if (!r.ok()) return r.status();
+    if (r->status != 201) return absl::InternalError(path + ": " + StatusMessage(*r));
+  }
+  std::string claim;
+  Eventually(
+      [&] {
+        absl::StatusOr<Response> r = client.Get(pods + "/" + name);
+        if (!r.ok() || !r->ok()) return false;
+        const json p = json::parse(r->body, nullptr, false);
+        const json& made = Field(Field(p, "status"), "resourceClaimStatuses");
+        if (made.is_array() && !made.empty()) claim = Str(made[0], "resourceClaimName");
+        return !claim.empty();
+      },
+      180);
+  // Gone at once, not left to the garbage collector (whose watches back off too): other tests
+  // read every claim in the cluster.
+  (void)client.Do("DELETE", pods + "/" + name + "?gracePeriodSeconds=0");
+  if (!claim.empty()) (void)client.Do("DELETE", ClaimPath(ns, claim));
+  (void)client.Do("DELETE", templates + "/" + name);
+  if (claim.empty()) {
+    return absl::DeadlineExceededError(
+        "kube-controller-manager made no claim for pod " + ns + "/" + name +
+        " within 180 s (see the plane's logs/kube-controller-manager.log)");
+  }
+  return absl::OkStatus();
+}
+
 void SchedulerPlaneTest::SetUp() {
   const char* dir = std::getenv("GPUPLANE_TEST_PLANE");
   if (dir == nullptr) GTEST_SKIP() << "GPUPLANE_TEST_PLANE is unset (scripts/e2e.sh sets it)";
@@ -145,15 +203,6 @@ json SchedulerPlaneTest::List(const std::string& collection) {
                                                   : "/apis/resource.k8s.io/v1";
   json list = Get(util::Cat(group, "/namespaces/", ns_, "/", collection));
   return list.is_object() ? list["items"] : json::array();
-}
-
-bool SchedulerPlaneTest::Eventually(const std::function<bool()>& done, double seconds) {
-  auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
-  while (std::chrono::steady_clock::now() < end) {
-    if (done()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  return done();
 }
 
 std::string SchedulerPlaneTest::NodeOf(const std::string& pod) {

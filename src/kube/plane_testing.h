@@ -24,6 +24,22 @@
 
 namespace gpuplane::kube {
 
+// Waits up to `seconds` for `done`, asking every 5 ms.
+bool Eventually(const std::function<bool()>& done, double seconds = 30);
+
+// Restarts the plane's kube-apiserver (`scripts/controlplane.sh restart-apiserver DIR`: it
+// returns once the server is ready again).
+absl::Status RestartApiServer(const std::string& dir);
+
+// Returns once kube-controller-manager makes claims from templates: a pod of `ns` with a
+// one-claim template gets its claim (then both are deleted), or DeadlineExceeded after 180 s.
+// A test that restarts the API server calls it before it ends: the controller manager's
+// watches resume after client-go's reflector backoff (0.8 s doubling to 30 s, jittered up to
+// 60 s, reset only after 2 minutes without a failure: v0.35.4 tools/cache/reflector.go), so
+// after restarts in quick succession it saw new pods 15-107 s later on this machine, and the
+// tests after the restart timed out waiting for their claims.
+absl::Status AwaitClaimController(const Client& client, const std::string& ns);
+
 class SchedulerPlaneTest : public ::testing::Test {
  protected:
   void SetUp() override;
@@ -58,7 +74,6 @@ class SchedulerPlaneTest : public ::testing::Test {
   void Start(SchedulerOptions o = {});
   nlohmann::json Get(const std::string& path);
   nlohmann::json List(const std::string& collection);  // in the test's namespace
-  bool Eventually(const std::function<bool()>& done, double seconds = 30);
   std::string NodeOf(const std::string& pod);
   nlohmann::json Condition(const std::string& pod, const std::string& type);
 
