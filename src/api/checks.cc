@@ -36,12 +36,21 @@ void Schema<NodeSelectorRequirement>::Check(Decoder& d, const Doc& n,
     d.ErrorAt(LineOf(n, "operator"), "operator",
               "\"" + v.op + "\" is not one of In, NotIn, Exists, DoesNotExist, Gt, Lt");
   }
-  bool needs_values = v.op == "In" || v.op == "NotIn" || v.op == "Gt" || v.op == "Lt";
-  if (needs_values && v.values.empty()) {
+  if ((v.op == "In" || v.op == "NotIn") && v.values.empty()) {
     d.ErrorAt(n.line(), "values", "must not be empty for operator " + v.op);
+  }
+  if ((v.op == "Gt" || v.op == "Lt") && v.values.size() != 1) {
+    d.ErrorAt(n.line(), "values", "must hold exactly one value (a number) for operator " + v.op);
   }
   if ((v.op == "Exists" || v.op == "DoesNotExist") && !v.values.empty()) {
     d.ErrorAt(LineOf(n, "values"), "values", "must be empty for operator " + v.op);
+  }
+}
+
+void Schema<NodeSelector>::Check(Decoder& d, const Doc& n, const NodeSelector& v) {
+  if (n.Find("nodeSelectorTerms") != nullptr && v.node_selector_terms.empty()) {
+    d.ErrorAt(LineOf(n, "nodeSelectorTerms"), "nodeSelectorTerms",
+              "must hold at least one term (an empty list matches no node)");
   }
 }
 
@@ -114,7 +123,8 @@ void CheckDeviceFields(Decoder& d, const Doc& n, const Device& v) {
       d, n,
       CountSet({v.node_name.has_value(), v.node_selector.has_value(), v.all_nodes.value_or(false)}),
       "nodeName, nodeSelector, allNodes");
-  if (v.node_selector && v.node_selector->node_selector_terms.size() != 1) {
+  // (none is reported by Schema<NodeSelector>::Check)
+  if (v.node_selector && v.node_selector->node_selector_terms.size() > 1) {
     d.ErrorAt(LineOf(n, "nodeSelector"), "nodeSelector.nodeSelectorTerms",
               "must have exactly one term");
   }
@@ -140,7 +150,8 @@ void CheckSliceSpec(Decoder& d, const Doc& n, const ResourceSliceSpec& s,
              CountSet({s.node_name.has_value(), s.node_selector.has_value(),
                        s.all_nodes.value_or(false), s.per_device_node_selection.value_or(false)}),
              "nodeName, nodeSelector, allNodes, perDeviceNodeSelection");
-  if (s.node_selector && s.node_selector->node_selector_terms.size() != 1) {
+  // (none is reported by Schema<NodeSelector>::Check)
+  if (s.node_selector && s.node_selector->node_selector_terms.size() > 1) {
     d.ErrorAt(LineOf(n, "nodeSelector"), "nodeSelector.nodeSelectorTerms",
               "must have exactly one term");
   }

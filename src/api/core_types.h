@@ -52,6 +52,21 @@ struct WorkloadReference {
   bool operator==(const WorkloadReference&) const = default;
 };
 
+// pod.spec.affinity. The scheduler enforces required node affinity; preferred node affinity is
+// kept as written and not scheduled on, and required pod (anti-)affinity makes a pod
+// unschedulable with the reason (sched/pod_set.cc), since ignoring it would break it.
+struct NodeAffinity {
+  std::optional<NodeSelector> required;  // requiredDuringSchedulingIgnoredDuringExecution
+  Passthrough extra;                     // preferredDuringSchedulingIgnoredDuringExecution
+  bool operator==(const NodeAffinity&) const = default;
+};
+
+struct Affinity {
+  std::optional<NodeAffinity> node_affinity;
+  Passthrough extra;  // podAffinity, podAntiAffinity
+  bool operator==(const Affinity&) const = default;
+};
+
 struct PodSpec {
   std::string scheduler_name;
   std::string node_name;
@@ -62,6 +77,7 @@ struct PodSpec {
   std::vector<Container> init_containers;
   std::vector<Toleration> tolerations;
   std::map<std::string, std::string> node_selector;
+  std::optional<Affinity> affinity;
   std::optional<WorkloadReference> workload_ref;
   Passthrough extra;
   bool operator==(const PodSpec&) const = default;

@@ -7,14 +7,15 @@
 namespace gpuplane::sched {
 namespace {
 
-// Members that are interchangeable: same claims (all from templates), requests, tolerations
-// and nodeSelector. Among twins, placements are tried in node order only, and skipped
+// Members that are interchangeable: same claims (all from templates), requests, tolerations,
+// nodeSelector and affinity. Among twins, placements are tried in node order only, and skipped
 // members come last.
 bool Twins(const PodInfo& a, const PodInfo& b) {
   if (a.problem || b.problem || a.claims.size() != b.claims.size()) return false;
   if (a.cpu_milli != b.cpu_milli || a.memory_bytes != b.memory_bytes) return false;
   if (a.pod->spec.tolerations != b.pod->spec.tolerations ||
-      a.pod->spec.node_selector != b.pod->spec.node_selector) {
+      a.pod->spec.node_selector != b.pod->spec.node_selector ||
+      a.pod->spec.affinity != b.pod->spec.affinity) {
     return false;
   }
   for (size_t i = 0; i < a.claims.size(); ++i) {

@@ -4,6 +4,7 @@
 #include <numeric>
 
 #include "alloc/request.h"
+#include "model/node_selector.h"
 #include "util/strings.h"
 #include "util/suggest.h"
 
@@ -107,10 +108,15 @@ std::optional<Rule> KubeNodeFilter::Filter(const Snapshot& s, const PodInfo& pod
       return Rule::kNodeTaint;
     }
   }
-  const std::map<std::string, std::string>& labels = s.inventory().nodes()[node].labels;
+  const model::NodeInfo& info = s.inventory().nodes()[node];
   for (const auto& [key, value] : pod.pod->spec.node_selector) {
-    auto it = labels.find(key);
-    if (it == labels.end() || it->second != value) return Rule::kNodeSelector;
+    auto it = info.labels.find(key);
+    if (it == info.labels.end() || it->second != value) return Rule::kNodeSelector;
+  }
+  const std::optional<api::Affinity>& affinity = pod.pod->spec.affinity;
+  if (affinity && affinity->node_affinity && affinity->node_affinity->required &&
+      !model::MatchesNodeSelector(*affinity->node_affinity->required, info.name, info.labels)) {
+    return Rule::kNodeAffinity;
   }
   bool cpu_known = f.cpu_allocatable >= 0, mem_known = f.memory_allocatable >= 0;
   if ((cpu_known && pod.cpu_milli > f.cpu_allocatable) ||

@@ -130,9 +130,32 @@ PodInfo DescribePod(const api::SourcedObject& o, size_t input) {
 
 namespace {
 
+// The first required inter-pod term the pod asks for ("podAffinity" or "podAntiAffinity"), or
+// "". gpuplane does not place by other pods' labels; ignoring such a term would break it.
+std::string RequiredPodAffinity(const api::PodSpec& spec) {
+  if (!spec.affinity) return "";
+  for (const char* kind : {"podAffinity", "podAntiAffinity"}) {
+    auto it = spec.affinity->extra.find(kind);
+    if (it == spec.affinity->extra.end()) continue;
+    const api::Doc* terms = it->second.Find("requiredDuringSchedulingIgnoredDuringExecution");
+    if (terms != nullptr && terms->is_seq() && !terms->items().empty()) return kind;
+  }
+  return "";
+}
+
 PodInfo MakePod(const Index& ix, const api::SourcedObject& o, size_t input) {
   PodInfo p = DescribePod(o, input);
   ResolveClaims(ix, o, p);
+  if (std::string kind = RequiredPodAffinity(p.pod->spec);
+      !p.problem && p.bound_node.empty() && !kind.empty()) {
+    p.problem = Status::Of(
+        Code::kUnresolvable, Stage::kInput,
+        util::Cat(Where(o), "spec.affinity.", kind,
+                  ".requiredDuringSchedulingIgnoredDuringExecution is not supported by gpuplane, "
+                  "which would ignore it, so the pod is not placed (remove the term, use a gang "
+                  "with gpuplane.io/topology-required to keep pods together, or give the pod "
+                  "another schedulerName)"));
+  }
   return p;
 }
 

@@ -23,6 +23,8 @@ std::string RuleText(Rule r, const Status& s) {
       return util::Cat("have a taint the pod does not tolerate (", s.taint, ")");
     case Rule::kNodeSelector:
       return "do not match the pod's nodeSelector";
+    case Rule::kNodeAffinity:
+      return "do not match the pod's required node affinity";
     case Rule::kNodeTooSmall:
       return "have less allocatable CPU or memory than the pod requests";
     case Rule::kNodeResources:
@@ -56,6 +58,7 @@ bool Permanent(Rule r) {
     case Rule::kNodeUnschedulable:
     case Rule::kNodeTaint:
     case Rule::kNodeSelector:
+    case Rule::kNodeAffinity:
     case Rule::kNodeTooSmall:
     case Rule::kNoMatchingDevice:
     case Rule::kTooFewMatching:
@@ -96,9 +99,10 @@ std::string Render(const Status& s) {
     for (size_t r = 0; r < s.rule_nodes.size(); ++r) {
       if (s.rule_nodes[r] == 0) continue;
       std::string text = RuleText(static_cast<Rule>(r), s);
-      if (s.rule_nodes[r] == 1) {  // "1 has ...", "1 is ..."
+      if (s.rule_nodes[r] == 1) {  // "1 has ...", "1 is ...", "1 does not ..."
         if (text.starts_with("have ")) text.replace(0, 4, "has");
         if (text.starts_with("are ")) text.replace(0, 3, "is");
+        if (text.starts_with("do not ")) text.replace(0, 2, "does");
       }
       util::Append(out, sep, s.rule_nodes[r], " ", text);
       sep = "; ";

@@ -33,6 +33,7 @@ enum class Rule : uint8_t {
   kNodeUnschedulable,  // spec.unschedulable (cordoned)
   kNodeTaint,          // a NoSchedule/NoExecute taint the pod does not tolerate
   kNodeSelector,       // the pod's nodeSelector
+  kNodeAffinity,       // the pod's required node affinity
   kNodeTooSmall,       // CPU or memory requests above the node's allocatable
   kNodeResources,      // CPU or memory in use by other pods
   kNoMatchingDevice,   // no device passes the request's class and request selectors

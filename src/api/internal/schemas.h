@@ -76,6 +76,7 @@ template <>
 struct Schema<NodeSelector> {
   static constexpr auto kFields =
       std::tuple{F("nodeSelectorTerms", &NodeSelector::node_selector_terms, kRequired)};
+  static void Check(Decoder& d, const Doc& n, const NodeSelector& v);
 };
 
 template <>
@@ -531,6 +532,21 @@ struct Schema<WorkloadReference> {
 };
 
 template <>
+struct Schema<NodeAffinity> {
+  static constexpr auto kFields =
+      std::tuple{F("requiredDuringSchedulingIgnoredDuringExecution", &NodeAffinity::required)};
+  static constexpr std::array<std::string_view, 1> kPassthrough = {
+      "preferredDuringSchedulingIgnoredDuringExecution"};
+};
+
+template <>
+struct Schema<Affinity> {
+  static constexpr auto kFields = std::tuple{F("nodeAffinity", &Affinity::node_affinity)};
+  static constexpr std::array<std::string_view, 2> kPassthrough = {"podAffinity",
+                                                                   "podAntiAffinity"};
+};
+
+template <>
 struct Schema<PodSpec> {
   static constexpr auto kFields = std::tuple{F("schedulerName", &PodSpec::scheduler_name),
                                              F("nodeName", &PodSpec::node_name),
@@ -541,9 +557,9 @@ struct Schema<PodSpec> {
                                              F("initContainers", &PodSpec::init_containers),
                                              F("tolerations", &PodSpec::tolerations),
                                              F("nodeSelector", &PodSpec::node_selector),
+                                             F("affinity", &PodSpec::affinity),
                                              F("workloadRef", &PodSpec::workload_ref)};
-  static constexpr std::array<std::string_view, 31> kPassthrough = {"volumes",
-                                                                    "affinity",
+  static constexpr std::array<std::string_view, 30> kPassthrough = {"volumes",
                                                                     "restartPolicy",
                                                                     "terminationGracePeriodSeconds",
                                                                     "dnsPolicy",
