@@ -123,6 +123,38 @@ TEST_F(SchedulerPlaneTest, BindsClaimsFromTemplatesAndExplainsThePodsItCannotPla
   (void)a100;
 }
 
+// Required node affinity picks the node (without it the pod would take the A100, the least
+// valuable fit); a pod with required pod anti-affinity, which gpuplane does not place by, is
+// not bound and says why.
+TEST_F(SchedulerPlaneTest, RequiredNodeAffinityIsFollowedAndPodAffinityRefusedWithTheReason) {
+  Node("a", "A100", 1);
+  std::string h100 = Node("h", "H100", 1);
+  Create("/apis/resource.k8s.io/v1/namespaces/" + ns_ + "/resourceclaimtemplates",
+         {{"metadata", {{"name", "one"}}}, {"spec", {{"spec", ClaimSpec(1, "")}}}});
+  const json one = {{"name", "gpu"}, {"resourceClaimTemplateName", "one"}};
+  json on_h100 = {{"key", "metadata.name"}, {"operator", "In"}, {"values", json::array({h100})}};
+  json terms = json::array({{{"matchFields", json::array({on_h100})}}});
+  Pod("pinned", one,
+      {{"affinity",
+        {{"nodeAffinity",
+          {{"requiredDuringSchedulingIgnoredDuringExecution", {{"nodeSelectorTerms", terms}}}}}}}});
+  json apart = {{"labelSelector", {{"matchLabels", {{"app", "x"}}}}},
+                {"topologyKey", "kubernetes.io/hostname"}};
+  Pod("apart", one,
+      {{"affinity",
+        {{"podAntiAffinity",
+          {{"requiredDuringSchedulingIgnoredDuringExecution", json::array({apart})}}}}}});
+  Start();
+
+  ASSERT_TRUE(Eventually([&] { return !NodeOf("pinned").empty(); })) << status_;
+  EXPECT_EQ(NodeOf("pinned"), h100);
+  ASSERT_TRUE(Eventually([&] { return Condition("apart", "PodScheduled").is_object(); }));
+  json c = Condition("apart", "PodScheduled");
+  EXPECT_EQ(c["status"], "False");
+  EXPECT_NE(c["message"].get<std::string>().find("podAntiAffinity"), std::string::npos) << c;
+  EXPECT_EQ(NodeOf("apart"), "");
+}
+
 // A Workload gang that fits is bound whole; one that cannot fit has no member bound and no
 // claim allocated.
 // `gpuplane explain --kubeconfig`: one pass as the scheduler would run it, nothing written;
