@@ -124,7 +124,8 @@ std::optional<Rule> KubeNodeFilter::Filter(const Snapshot& s, const PodInfo& pod
     return Rule::kNodeTooSmall;
   }
   if ((cpu_known && pod.cpu_milli > f.cpu_allocatable - f.cpu_requested) ||
-      (mem_known && pod.memory_bytes > f.memory_allocatable - f.memory_requested)) {
+      (mem_known && pod.memory_bytes > f.memory_allocatable - f.memory_requested) ||
+      (f.pods_allocatable >= 0 && f.pods_placed >= f.pods_allocatable)) {
     return Rule::kNodeResources;
   }
   return std::nullopt;

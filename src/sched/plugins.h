@@ -52,7 +52,7 @@ class NodeFilter {
 // Kubernetes' node filters that apply before devices: NodeUnschedulable, TaintToleration
 // (NoSchedule and NoExecute), NodeSelector (spec.nodeSelector), NodeAffinity (its required
 // terms; preferred ones are not scored) and NodeResourcesFit (CPU and memory requests against
-// allocatable, minus what placed pods request).
+// allocatable, minus what placed pods request; and allocatable pods, minus the placed ones).
 class KubeNodeFilter : public NodeFilter {
  public:
   std::optional<Rule> Filter(const Snapshot& s, const PodInfo& pod, model::NodeId node,

@@ -284,8 +284,10 @@ std::optional<Rule> Session::FilterGroup(const std::vector<size_t>& pods, model:
     cpu += pods_.pods[p].cpu_milli;
     mem += pods_.pods[p].memory_bytes;
   }
+  const auto group = static_cast<int64_t>(pods.size());
   if ((facts.cpu_allocatable >= 0 && cpu > facts.cpu_allocatable - facts.cpu_requested) ||
-      (facts.memory_allocatable >= 0 && mem > facts.memory_allocatable - facts.memory_requested)) {
+      (facts.memory_allocatable >= 0 && mem > facts.memory_allocatable - facts.memory_requested) ||
+      (facts.pods_allocatable >= 0 && group > facts.pods_allocatable - facts.pods_placed)) {
     return Rule::kNodeResources;
   }
   return std::nullopt;

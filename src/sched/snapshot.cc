@@ -62,6 +62,7 @@ std::unique_ptr<Snapshot> Snapshot::Build(std::shared_ptr<const model::Inventory
       f.unschedulable = n->spec.unschedulable.value_or(false);
       f.cpu_allocatable = Amount(n->status.allocatable, "cpu", 1'000'000);
       f.memory_allocatable = Amount(n->status.allocatable, "memory", 1'000'000'000);
+      f.pods_allocatable = Amount(n->status.allocatable, "pods", 1'000'000'000);
     } else if (const auto* c = std::get_if<api::ResourceClaim>(&o->object)) {
       if (!c->status.allocation) continue;
       ClaimAllocation a;
@@ -142,6 +143,7 @@ absl::Status Snapshot::Place(PodPlacement p, std::map<std::string, ClaimAllocati
   if (p.node != model::kNoId) {
     facts_[p.node].cpu_requested += p.cpu_milli;
     facts_[p.node].memory_requested += p.memory_bytes;
+    ++facts_[p.node].pods_placed;
   }
   std::string key = p.pod;
   pods_.emplace(std::move(key), std::move(p));
@@ -156,6 +158,7 @@ absl::StatusOr<Snapshot::Removed> Snapshot::Remove(const std::string& pod) {
   if (r.placement.node != model::kNoId) {
     facts_[r.placement.node].cpu_requested -= r.placement.cpu_milli;
     facts_[r.placement.node].memory_requested -= r.placement.memory_bytes;
+    --facts_[r.placement.node].pods_placed;
   }
   for (const std::string& key : r.placement.claims) {
     auto c = claims_.find(key);

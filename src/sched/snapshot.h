@@ -32,6 +32,8 @@ struct NodeFacts {
   int64_t memory_allocatable = -1;
   int64_t cpu_requested = 0;
   int64_t memory_requested = 0;
+  int64_t pods_allocatable = -1;  // status.allocatable.pods; -1: not known, never limits
+  int64_t pods_placed = 0;
   double worth = 0;  // of its most valuable device (worth.h)
 };
 

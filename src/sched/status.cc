@@ -28,7 +28,7 @@ std::string RuleText(Rule r, const Status& s) {
     case Rule::kNodeTooSmall:
       return "have less allocatable CPU or memory than the pod requests";
     case Rule::kNodeResources:
-      return "have too little CPU or memory left";
+      return "have too little CPU or memory left or no room for another pod (allocatable pods)";
     case Rule::kNoMatchingDevice:
       return util::Cat("have no device of class ", c.device_class, " matching request ", c.request,
                        " of ResourceClaim ", c.claim);

@@ -35,7 +35,7 @@ enum class Rule : uint8_t {
   kNodeSelector,       // the pod's nodeSelector
   kNodeAffinity,       // the pod's required node affinity
   kNodeTooSmall,       // CPU or memory requests above the node's allocatable
-  kNodeResources,      // CPU or memory in use by other pods
+  kNodeResources,      // CPU, memory or allocatable pods in use by other pods
   kNoMatchingDevice,   // no device passes the request's class and request selectors
   kTooFewMatching,     // fewer matching devices than the request's count
   kTooFewFree,         // enough matching devices, too few of them free
