@@ -12,7 +12,10 @@ namespace {
 // members come last.
 bool Twins(const PodInfo& a, const PodInfo& b) {
   if (a.problem || b.problem || a.claims.size() != b.claims.size()) return false;
-  if (a.cpu_milli != b.cpu_milli || a.memory_bytes != b.memory_bytes) return false;
+  if (a.cpu_milli != b.cpu_milli || a.memory_bytes != b.memory_bytes ||
+      a.other_milli != b.other_milli) {
+    return false;
+  }
   if (a.pod->spec.tolerations != b.pod->spec.tolerations ||
       a.pod->spec.node_selector != b.pod->spec.node_selector ||
       a.pod->spec.affinity != b.pod->spec.affinity) {

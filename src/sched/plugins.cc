@@ -88,6 +88,21 @@ class LoadOrder : public NodeOrder {
 
 }  // namespace
 
+const std::string* OtherShort(const std::map<std::string, int64_t>& want,
+                              const std::map<std::string, int64_t>& allocatable,
+                              const std::map<std::string, int64_t>* requested) {
+  for (const auto& [name, v] : want) {
+    auto a = allocatable.find(name);
+    int64_t free = a == allocatable.end() ? 0 : a->second;
+    if (requested != nullptr) {
+      auto r = requested->find(name);
+      if (r != requested->end()) free -= r->second;
+    }
+    if (v > free) return &name;
+  }
+  return nullptr;
+}
+
 bool PriorityOrder::Less(const PodInfo& a, const PodInfo& b) const {
   if (a.priority != b.priority) return a.priority > b.priority;
   const std::string& ca = a.pod->metadata.creation_timestamp;
@@ -120,12 +135,14 @@ std::optional<Rule> KubeNodeFilter::Filter(const Snapshot& s, const PodInfo& pod
   }
   bool cpu_known = f.cpu_allocatable >= 0, mem_known = f.memory_allocatable >= 0;
   if ((cpu_known && pod.cpu_milli > f.cpu_allocatable) ||
-      (mem_known && pod.memory_bytes > f.memory_allocatable)) {
+      (mem_known && pod.memory_bytes > f.memory_allocatable) ||
+      (f.has_node && OtherShort(pod.other_milli, f.other_allocatable, nullptr) != nullptr)) {
     return Rule::kNodeTooSmall;
   }
   if ((cpu_known && pod.cpu_milli > f.cpu_allocatable - f.cpu_requested) ||
       (mem_known && pod.memory_bytes > f.memory_allocatable - f.memory_requested) ||
-      (f.pods_allocatable >= 0 && f.pods_placed >= f.pods_allocatable)) {
+      (f.pods_allocatable >= 0 && f.pods_placed >= f.pods_allocatable) ||
+      (f.has_node && OtherShort(pod.other_milli, f.other_allocatable, &f.other_requested))) {
     return Rule::kNodeResources;
   }
   return std::nullopt;

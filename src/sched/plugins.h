@@ -40,6 +40,13 @@ class PriorityOrder : public QueueOrder {
   bool Less(const PodInfo& a, const PodInfo& b) const override;
 };
 
+// The first resource in `want` (other than CPU and memory, in thousandths) that `allocatable`
+// minus `requested` (when given) cannot hold, a resource it does not list holding none; null
+// when all fit.
+const std::string* OtherShort(const std::map<std::string, int64_t>& want,
+                              const std::map<std::string, int64_t>& allocatable,
+                              const std::map<std::string, int64_t>* requested);
+
 class NodeFilter {
  public:
   virtual ~NodeFilter() = default;
@@ -52,7 +59,9 @@ class NodeFilter {
 // Kubernetes' node filters that apply before devices: NodeUnschedulable, TaintToleration
 // (NoSchedule and NoExecute), NodeSelector (spec.nodeSelector), NodeAffinity (its required
 // terms; preferred ones are not scored) and NodeResourcesFit (CPU and memory requests against
-// allocatable, minus what placed pods request; and allocatable pods, minus the placed ones).
+// allocatable, minus what placed pods request; the same for every other resource requested,
+// such as ephemeral-storage or a device plugin's nvidia.com/gpu, one a Node does not list
+// holding none; and allocatable pods, minus the placed ones).
 class KubeNodeFilter : public NodeFilter {
  public:
   std::optional<Rule> Filter(const Snapshot& s, const PodInfo& pod, model::NodeId node,

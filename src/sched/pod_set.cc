@@ -9,13 +9,22 @@
 namespace gpuplane::sched {
 namespace {
 
+// A container's request of `name`, or its limit where it gives no request (what the API server
+// defaults the request to); null when it gives neither.
+const api::Quantity* RequestOf(const api::Container& c, const std::string& name) {
+  auto it = c.resources.requests.find(name);
+  if (it != c.resources.requests.end()) return &it->second;
+  it = c.resources.limits.find(name);
+  return it == c.resources.limits.end() ? nullptr : &it->second;
+}
+
 int64_t Requested(const std::vector<api::Container>& containers, const std::string& name,
                   int64_t unit_nano, bool max) {
   int64_t total = 0;
   for (const api::Container& c : containers) {
-    auto it = c.resources.requests.find(name);
-    if (it == c.resources.requests.end()) continue;
-    auto v = static_cast<int64_t>(it->second.nano() / unit_nano);
+    const api::Quantity* q = RequestOf(c, name);
+    if (q == nullptr) continue;
+    auto v = static_cast<int64_t>(q->nano() / unit_nano);
     total = max ? std::max(total, v) : total + v;
   }
   return total;
@@ -114,6 +123,18 @@ PodInfo DescribePod(const api::SourcedObject& o, size_t input) {
                          Requested(spec.init_containers, "cpu", 1'000'000, true));
   p.memory_bytes = std::max(Requested(spec.containers, "memory", 1'000'000'000, false),
                             Requested(spec.init_containers, "memory", 1'000'000'000, true));
+  for (const auto* list : {&spec.containers, &spec.init_containers}) {
+    for (const api::Container& c : *list) {
+      for (const auto* m : {&c.resources.requests, &c.resources.limits}) {
+        for (const auto& [name, q] : *m) {
+          if (name == "cpu" || name == "memory" || p.other_milli.contains(name)) continue;
+          int64_t v = std::max(Requested(spec.containers, name, 1'000'000, false),
+                               Requested(spec.init_containers, name, 1'000'000, true));
+          if (v > 0) p.other_milli[name] = v;
+        }
+      }
+    }
+  }
   p.priority = spec.priority.value_or(0);
   p.bound_node = spec.node_name;
   p.terminating = p.pod->metadata.extra.contains("deletionTimestamp");

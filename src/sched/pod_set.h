@@ -45,6 +45,9 @@ struct PodInfo {
   std::vector<ClaimUse> claims;
   int64_t cpu_milli = 0;  // requests: containers summed, init containers at their max
   int64_t memory_bytes = 0;
+  // Every other resource requested (ephemeral-storage, hugepages, extended resources such as a
+  // device plugin's nvidia.com/gpu), in thousandths of its unit, the same way.
+  std::map<std::string, int64_t> other_milli;
   int32_t priority = 0;
   int gang = -1;           // index into PodSet::gangs
   std::string bound_node;  // spec.nodeName: already running there

@@ -179,7 +179,8 @@ void Session::PlaceBound(std::vector<Decision>& out) {
   for (const PodInfo& p : pods_.pods) {
     if (p.bound_node.empty()) continue;
     std::optional<model::NodeId> n = snap_.inventory().FindNode(p.bound_node);
-    PodPlacement pl{p.key, n.value_or(model::kNoId), {}, p.cpu_milli, p.memory_bytes};
+    PodPlacement pl{p.key,       n.value_or(model::kNoId), {},
+                    p.cpu_milli, p.memory_bytes,           p.other_milli};
     for (const ClaimUse& u : p.claims) pl.claims.push_back(u.key);
     if (stmt.Place(std::move(pl), {}).ok() && n) {
       Fill(p.input, *n, out[p.input]);
@@ -276,6 +277,7 @@ std::vector<const alloc::CompiledClaim*> Session::FreshClaims(size_t pod, model:
 std::optional<Rule> Session::FilterGroup(const std::vector<size_t>& pods, model::NodeId node) {
   const NodeFacts& facts = snap_.node(node);
   int64_t cpu = 0, mem = 0;
+  std::map<std::string, int64_t> other;
   std::string taint;
   const int32_t held = Held(node);
   for (size_t p : pods) {
@@ -283,11 +285,13 @@ std::optional<Rule> Session::FilterGroup(const std::vector<size_t>& pods, model:
     if (std::optional<Rule> r = node_filter_.Filter(snap_, pods_.pods[p], node, taint)) return r;
     cpu += pods_.pods[p].cpu_milli;
     mem += pods_.pods[p].memory_bytes;
+    for (const auto& [name, v] : pods_.pods[p].other_milli) other[name] += v;
   }
   const auto group = static_cast<int64_t>(pods.size());
   if ((facts.cpu_allocatable >= 0 && cpu > facts.cpu_allocatable - facts.cpu_requested) ||
       (facts.memory_allocatable >= 0 && mem > facts.memory_allocatable - facts.memory_requested) ||
-      (facts.pods_allocatable >= 0 && group > facts.pods_allocatable - facts.pods_placed)) {
+      (facts.pods_allocatable >= 0 && group > facts.pods_allocatable - facts.pods_placed) ||
+      (facts.has_node && OtherShort(other, facts.other_allocatable, &facts.other_requested))) {
     return Rule::kNodeResources;
   }
   return std::nullopt;
@@ -364,7 +368,7 @@ Status Session::Commit(const std::vector<size_t>& pods, model::NodeId node,
   }
   for (size_t i = 0; i < pods.size(); ++i) {
     const PodInfo& p = pods_.pods[pods[i]];
-    PodPlacement pl{p.key, node, {}, p.cpu_milli, p.memory_bytes};
+    PodPlacement pl{p.key, node, {}, p.cpu_milli, p.memory_bytes, p.other_milli};
     for (const ClaimUse& u : p.claims) pl.claims.push_back(u.key);
     absl::Status st = stmt.Place(std::move(pl), std::move(fresh[i]));
     if (!st.ok()) return Status::Of(Code::kError, Stage::kDevices, std::string(st.message()));

@@ -58,11 +58,17 @@ std::unique_ptr<Snapshot> Snapshot::Build(std::shared_ptr<const model::Inventory
       std::optional<model::NodeId> id = s->inv_.FindNode(n->metadata.name);
       if (!id) continue;
       NodeFacts& f = s->facts_[*id];
+      f.has_node = true;
       f.taints = n->spec.taints;
       f.unschedulable = n->spec.unschedulable.value_or(false);
       f.cpu_allocatable = Amount(n->status.allocatable, "cpu", 1'000'000);
       f.memory_allocatable = Amount(n->status.allocatable, "memory", 1'000'000'000);
       f.pods_allocatable = Amount(n->status.allocatable, "pods", 1'000'000'000);
+      for (const auto& [name, q] : n->status.allocatable) {
+        if (name != "cpu" && name != "memory" && name != "pods") {
+          f.other_allocatable[name] = static_cast<int64_t>(q.nano() / 1'000'000);
+        }
+      }
     } else if (const auto* c = std::get_if<api::ResourceClaim>(&o->object)) {
       if (!c->status.allocation) continue;
       ClaimAllocation a;
@@ -144,6 +150,7 @@ absl::Status Snapshot::Place(PodPlacement p, std::map<std::string, ClaimAllocati
     facts_[p.node].cpu_requested += p.cpu_milli;
     facts_[p.node].memory_requested += p.memory_bytes;
     ++facts_[p.node].pods_placed;
+    for (const auto& [name, v] : p.other_milli) facts_[p.node].other_requested[name] += v;
   }
   std::string key = p.pod;
   pods_.emplace(std::move(key), std::move(p));
@@ -159,6 +166,9 @@ absl::StatusOr<Snapshot::Removed> Snapshot::Remove(const std::string& pod) {
     facts_[r.placement.node].cpu_requested -= r.placement.cpu_milli;
     facts_[r.placement.node].memory_requested -= r.placement.memory_bytes;
     --facts_[r.placement.node].pods_placed;
+    for (const auto& [name, v] : r.placement.other_milli) {
+      facts_[r.placement.node].other_requested[name] -= v;
+    }
   }
   for (const std::string& key : r.placement.claims) {
     auto c = claims_.find(key);

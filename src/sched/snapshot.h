@@ -26,6 +26,7 @@
 namespace gpuplane::sched {
 
 struct NodeFacts {
+  bool has_node = false;  // a Node object was given (else nothing below but worth is known)
   std::vector<api::Taint> taints;
   bool unschedulable = false;
   int64_t cpu_allocatable = -1;  // milli; -1: not known (no Node object), never limits
@@ -34,6 +35,9 @@ struct NodeFacts {
   int64_t memory_requested = 0;
   int64_t pods_allocatable = -1;  // status.allocatable.pods; -1: not known, never limits
   int64_t pods_placed = 0;
+  // The other resources in status.allocatable, and what placed pods request of them
+  // (thousandths); a resource a Node does not list is 0 there (unknown without a Node object).
+  std::map<std::string, int64_t> other_allocatable, other_requested;
   double worth = 0;  // of its most valuable device (worth.h)
 };
 
@@ -53,6 +57,7 @@ struct PodPlacement {
   std::vector<std::string> claims;  // keys of every claim it uses
   int64_t cpu_milli = 0;
   int64_t memory_bytes = 0;
+  std::map<std::string, int64_t> other_milli;
 };
 
 class Snapshot {

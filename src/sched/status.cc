@@ -26,9 +26,10 @@ std::string RuleText(Rule r, const Status& s) {
     case Rule::kNodeAffinity:
       return "do not match the pod's required node affinity";
     case Rule::kNodeTooSmall:
-      return "have less allocatable CPU or memory than the pod requests";
+      return "have less allocatable CPU, memory or other resources than the pod requests";
     case Rule::kNodeResources:
-      return "have too little CPU or memory left or no room for another pod (allocatable pods)";
+      return "have too little CPU, memory or other requested resources left, or no room for "
+             "another pod";
     case Rule::kNoMatchingDevice:
       return util::Cat("have no device of class ", c.device_class, " matching request ", c.request,
                        " of ResourceClaim ", c.claim);

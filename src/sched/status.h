@@ -34,8 +34,8 @@ enum class Rule : uint8_t {
   kNodeTaint,          // a NoSchedule/NoExecute taint the pod does not tolerate
   kNodeSelector,       // the pod's nodeSelector
   kNodeAffinity,       // the pod's required node affinity
-  kNodeTooSmall,       // CPU or memory requests above the node's allocatable
-  kNodeResources,      // CPU, memory or allocatable pods in use by other pods
+  kNodeTooSmall,       // CPU, memory or other requests above the node's allocatable
+  kNodeResources,      // CPU, memory, other resources or allocatable pods in use by other pods
   kNoMatchingDevice,   // no device passes the request's class and request selectors
   kTooFewMatching,     // fewer matching devices than the request's count
   kTooFewFree,         // enough matching devices, too few of them free
