@@ -358,6 +358,13 @@ void Schema<PodSpec>::Check(Decoder& d, const Doc& n, const PodSpec& v) {
   if (v.containers.empty()) {
     d.ErrorAt(n.line(), "containers", "at least one container is required");
   }
+  std::set<std::string, std::less<>> volumes;
+  for (size_t i = 0; i < v.volumes.size(); ++i) {
+    if (!v.volumes[i].name.empty() && !volumes.insert(v.volumes[i].name).second) {
+      d.ErrorAt(LineOf(n, "volumes"), util::Cat("volumes[", i, "].name"),
+                "\"" + v.volumes[i].name + "\" names two volumes; give each its own name");
+    }
+  }
   std::set<std::string, std::less<>> claims;
   for (const PodResourceClaim& c : v.resource_claims) claims.insert(c.name);
   for (size_t i = 0; i < v.containers.size(); ++i) {
@@ -369,6 +376,24 @@ void Schema<PodSpec>::Check(Decoder& d, const Doc& n, const PodSpec& v) {
                   "\"" + refs[j].name + "\" is not in spec.resourceClaims");
       }
     }
+  }
+}
+
+void Schema<Volume>::Check(Decoder& d, const Doc& n, const Volume& v) {
+  int sources = v.persistent_volume_claim ? 1 : 0;
+  for (std::string_view s : kOtherVolumeSources) sources += v.extra.contains(std::string(s));
+  if (sources == 0) {
+    d.Error(n.line(), "a volume needs a source (persistentVolumeClaim, emptyDir, configMap, ...)");
+  } else if (sources > 1) {
+    d.Error(n.line(), util::Cat("a volume has exactly one source, found ", sources));
+  }
+}
+
+void Schema<StorageClass>::Check(Decoder& d, const Doc& n, const StorageClass& v) {
+  const std::string& mode = v.volume_binding_mode;
+  if (!mode.empty() && mode != "Immediate" && mode != "WaitForFirstConsumer") {
+    d.ErrorAt(LineOf(n, "volumeBindingMode"), "volumeBindingMode",
+              "\"" + mode + "\" is not Immediate or WaitForFirstConsumer");
   }
 }
 

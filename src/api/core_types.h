@@ -1,5 +1,5 @@
-// core/v1 Pod and Node, scheduling.x-k8s.io/v1alpha1 PodGroup and scheduling.k8s.io/v1alpha1
-// Workload (Kubernetes 1.35's Workload API): the fields gpuplane reads;
+// core/v1 Pod (with its volumes) and Node, scheduling.x-k8s.io/v1alpha1 PodGroup and
+// scheduling.k8s.io/v1alpha1 Workload (Kubernetes 1.35's Workload API): the fields gpuplane reads;
 // every other field Kubernetes defines is kept in `extra` and written back unchanged.
 // Plain value types; copyable; not synchronized.
 #ifndef GPUPLANE_API_CORE_TYPES_H_
@@ -67,6 +67,22 @@ struct Affinity {
   bool operator==(const Affinity&) const = default;
 };
 
+// pod.spec.volumes[]: the claim a persistentVolumeClaim volume names; an `ephemeral` volume's
+// claim is `<pod>-<volume>`, made by the ephemeral volume controller. Every other volume
+// source is kept as written.
+struct PersistentVolumeClaimVolumeSource {
+  std::string claim_name;
+  std::optional<bool> read_only;
+  bool operator==(const PersistentVolumeClaimVolumeSource&) const = default;
+};
+
+struct Volume {
+  std::string name;
+  std::optional<PersistentVolumeClaimVolumeSource> persistent_volume_claim;
+  Passthrough extra;  // the other sources (ephemeral, emptyDir, configMap, csi, ...)
+  bool operator==(const Volume&) const = default;
+};
+
 struct PodSpec {
   std::string scheduler_name;
   std::string node_name;
@@ -79,6 +95,7 @@ struct PodSpec {
   std::map<std::string, std::string> node_selector;
   std::optional<Affinity> affinity;
   std::optional<WorkloadReference> workload_ref;
+  std::vector<Volume> volumes;
   Passthrough extra;
   bool operator==(const PodSpec&) const = default;
 };

@@ -27,7 +27,7 @@ std::string PeekLabel(const Doc& doc, std::string_view kind) {
   return util::Cat(kind, " ", ns.empty() ? "" : ns + "/", name);
 }
 
-enum class Group { kResource, kCore, kScheduling, kWorkload, kGpuplane, kOther };
+enum class Group { kResource, kCore, kScheduling, kWorkload, kGpuplane, kStorage, kOther };
 
 Group GroupOf(std::string_view api_version, std::string* version) {
   size_t slash = api_version.find('/');
@@ -40,6 +40,7 @@ Group GroupOf(std::string_view api_version, std::string* version) {
   }
   if (group == "scheduling.k8s.io") return Group::kWorkload;
   if (group == "gpuplane.io") return Group::kGpuplane;
+  if (group == "storage.k8s.io") return Group::kStorage;
   return Group::kOther;
 }
 
@@ -88,6 +89,11 @@ std::optional<Object> DecodeOne(Decoder& d, const Doc& doc, std::string_view kin
   if (group == Group::kCore && version == "v1") {
     if (kind == "Pod") return DecodeAs<Pod>(d, doc);
     if (kind == "Node") return DecodeAs<Node>(d, doc);
+    if (kind == "PersistentVolumeClaim") return DecodeAs<PersistentVolumeClaim>(d, doc);
+    if (kind == "PersistentVolume") return DecodeAs<PersistentVolume>(d, doc);
+  }
+  if (group == Group::kStorage && version == "v1" && kind == "StorageClass") {
+    return DecodeAs<StorageClass>(d, doc);
   }
   if (group == Group::kScheduling && version == "v1alpha1" && kind == "PodGroup") {
     return DecodeAs<PodGroup>(d, doc);
@@ -104,7 +110,8 @@ std::optional<Object> DecodeOne(Decoder& d, const Doc& doc, std::string_view kin
 bool IsNamespaced(const Object& o) {
   return std::holds_alternative<ResourceClaim>(o) ||
          std::holds_alternative<ResourceClaimTemplate>(o) || std::holds_alternative<Pod>(o) ||
-         std::holds_alternative<PodGroup>(o) || std::holds_alternative<Workload>(o);
+         std::holds_alternative<PodGroup>(o) || std::holds_alternative<Workload>(o) ||
+         std::holds_alternative<PersistentVolumeClaim>(o);
 }
 
 // Normalizes what every encoder writes: v1 apiVersion and the kind.
@@ -117,9 +124,18 @@ void SetTypeMeta(T& o, std::string_view api_version, std::string_view kind) {
 }  // namespace
 
 std::string_view KindOf(const Object& o) {
-  static constexpr std::string_view kKinds[] = {
-      "DeviceClass", "ResourceSlice", "ResourceClaim", "ResourceClaimTemplate", "Pod", "Node",
-      "PodGroup",    "Workload",      "Queue"};
+  static constexpr std::string_view kKinds[] = {"DeviceClass",
+                                                "ResourceSlice",
+                                                "ResourceClaim",
+                                                "ResourceClaimTemplate",
+                                                "Pod",
+                                                "Node",
+                                                "PodGroup",
+                                                "Workload",
+                                                "Queue",
+                                                "PersistentVolumeClaim",
+                                                "PersistentVolume",
+                                                "StorageClass"};
   return kKinds[o.index()];
 }
 
@@ -210,6 +226,12 @@ Doc EncodeObject(const Object& o) {
           SetTypeMeta(copy, "scheduling.k8s.io/v1alpha1", "Workload");
         } else if constexpr (std::is_same_v<T, Queue>) {
           SetTypeMeta(copy, kQueueApiVersion, "Queue");
+        } else if constexpr (std::is_same_v<T, PersistentVolumeClaim>) {
+          SetTypeMeta(copy, "v1", "PersistentVolumeClaim");
+        } else if constexpr (std::is_same_v<T, PersistentVolume>) {
+          SetTypeMeta(copy, "v1", "PersistentVolume");
+        } else if constexpr (std::is_same_v<T, StorageClass>) {
+          SetTypeMeta(copy, "storage.k8s.io/v1", "StorageClass");
         } else {
           static constexpr std::string_view kKind =
               std::is_same_v<T, DeviceClass>     ? "DeviceClass"

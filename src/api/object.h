@@ -15,11 +15,13 @@
 #include "api/doc.h"
 #include "api/queue_types.h"
 #include "api/resource_types.h"
+#include "api/storage_types.h"
 
 namespace gpuplane::api {
 
-using Object = std::variant<DeviceClass, ResourceSlice, ResourceClaim, ResourceClaimTemplate, Pod,
-                            Node, PodGroup, Workload, Queue>;
+using Object =
+    std::variant<DeviceClass, ResourceSlice, ResourceClaim, ResourceClaimTemplate, Pod, Node,
+                 PodGroup, Workload, Queue, PersistentVolumeClaim, PersistentVolume, StorageClass>;
 
 // An object with where it came from.
 struct SourcedObject {

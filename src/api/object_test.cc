@@ -107,7 +107,9 @@ TEST(ObjectTest, KubectlListsWithPassthroughFields) {
   EXPECT_EQ(pod.spec.priority, 1000);
   EXPECT_EQ(pod.spec.containers[0].resources.requests.at("memory").String(), "16Gi");
   EXPECT_EQ(pod.status.container_statuses[0].container_id, "containerd://4f1e9a");
-  EXPECT_TRUE(pod.spec.extra.contains("volumes"));
+  ASSERT_EQ(pod.spec.volumes.size(), 1u);  // a source gpuplane does not read, kept as written
+  EXPECT_FALSE(pod.spec.volumes[0].persistent_volume_claim.has_value());
+  EXPECT_TRUE(pod.spec.volumes[0].extra.contains("emptyDir"));
   EXPECT_TRUE(pod.metadata.extra.contains("managedFields"));
   const Node& node = std::get<Node>(r.objects[1].object);
   EXPECT_EQ(node.status.allocatable.at("memory").String(), "2000Gi");

@@ -73,6 +73,10 @@ constexpr KindSpec kKinds[] = {
      true},
     {"/apis/scheduling.x-k8s.io/v1alpha1/podgroups", "scheduling.x-k8s.io/v1alpha1", "PodGroupList",
      true},
+    // Where a pod's volumes can be used (sched/pod_volumes.h).
+    {"/api/v1/persistentvolumeclaims", "v1", "PersistentVolumeClaimList"},
+    {"/api/v1/persistentvolumes", "v1", "PersistentVolumeList"},
+    {"/apis/storage.k8s.io/v1/storageclasses", "storage.k8s.io/v1", "StorageClassList"},
     // deploy/scheduler/queue-crd.yaml; absent: no queues.
     {"/apis/gpuplane.io/v1alpha1/queues", "gpuplane.io/v1alpha1", "QueueList", true},
     // Which pods preemption may evict (their disruptionsAllowed), and how.

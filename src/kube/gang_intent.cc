@@ -37,6 +37,12 @@ std::optional<json> ReadIntent(std::string_view text) {
     for (const json& c : m["claims"]) {
       if (!ValidClaim(c)) return std::nullopt;
     }
+    if (m.contains("volumes")) {  // claims to provision for the node (optional)
+      if (!m["volumes"].is_array()) return std::nullopt;
+      for (const json& v : m["volumes"]) {
+        if (!v.is_string()) return std::nullopt;
+      }
+    }
   }
   return intent;
 }

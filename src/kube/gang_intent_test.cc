@@ -13,6 +13,10 @@ TEST(GangIntentTest, ReadsTheShapeTheSchedulerWrites) {
   EXPECT_EQ((*i)["members"][0]["claims"][0]["allocation"]["devices"]["results"][0]["device"],
             "gpu-0");
   EXPECT_TRUE(ReadIntent(R"({"members":[]})").has_value());
+  std::optional<nlohmann::json> v =
+      ReadIntent(R"({"members":[{"pod":"p","uid":"u","node":"n","claims":[],"volumes":["d"]}]})");
+  ASSERT_TRUE(v.has_value());
+  EXPECT_EQ((*v)["members"][0]["volumes"][0], "d");
 }
 
 TEST(GangIntentTest, RefusesAnythingElse) {
@@ -26,6 +30,8 @@ TEST(GangIntentTest, RefusesAnythingElse) {
           R"({"members":[{"pod":"p","uid":"u","claims":[]}]})",           // no node
           R"({"members":[{"pod":"p","uid":"u","node":1,"claims":[]}]})",  // node a number
           R"({"members":[{"pod":"p","uid":"u","node":"n"}]})",            // no claims
+          R"({"members":[{"pod":"p","uid":"u","node":"n","claims":[],"volumes":"d"}]})",
+          R"({"members":[{"pod":"p","uid":"u","node":"n","claims":[],"volumes":[1]}]})",
           R"({"members":[{"pod":"p","uid":"u","node":"n","claims":[{"name":"c"}]}]})",
           // a result without its device; results not a list
           R"({"members":[{"pod":"p","uid":"u","node":"n","claims":[{"name":"c","allocation":{"devices":{"results":[{"request":"gpu","driver":"d","pool":"n"}]}}}]}]})",

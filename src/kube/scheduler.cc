@@ -13,6 +13,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "api/storage_types.h"
 #include "kube/json_field.h"
 #include "sched/fair_share.h"
 #include "sched/pass.h"
@@ -318,6 +319,8 @@ struct Scheduler::Job {
     double created_ago = -1;
     json cached_pod;
     std::vector<std::pair<std::string, json>> claims;  // "ns/name", allocation
+    // PersistentVolumeClaims ("ns/name") to provision for the node: annotated before binding.
+    std::vector<std::string> volumes;
   };
   std::string gang_kind, gang_ns, gang_name;  // empty for single pods
   std::vector<Member> members;
@@ -713,6 +716,7 @@ std::vector<Scheduler::Job> Scheduler::Plan(const sched::PassResult& pass, int64
     for (const auto& [key, allocation] : d.claims) {
       member.claims.emplace_back(key, AllocationJson(allocation));
     }
+    member.volumes = p.volumes_to_provision;
     const sched::Gang* g = p.gang >= 0 ? &pods.gangs[p.gang] : nullptr;
     if (g != nullptr && (g->kind == "PodGroup" || g->kind == "Workload")) {
       std::string object = util::Cat(g->kind, "/", Split(g->key, 0), "/", Split(g->key, 1));
@@ -783,6 +787,16 @@ bool Scheduler::WritePod(const Job& job, size_t i, std::vector<std::string>& all
     cache_->Assume("ResourceClaim", *written);
     allocated.push_back(key);
   }
+  // As kube-scheduler's VolumeBinding does: the provisioner makes the volume where the pod runs.
+  for (const std::string& key : m.volumes) {
+    absl::Status s = writer_.Annotate(PersistentVolumeClaimPath(Split(key, 0), Split(key, 1)),
+                                      api::kSelectedNodeAnnotation, m.node);
+    if (!s.ok()) {
+      metrics_.ApiError("volume");
+      Log(util::Cat("pod ", m.pod.ns, "/", m.pod.name, ": ", std::string(s.message())));
+      return false;
+    }
+  }
   absl::Status s = writer_.Bind(m.pod, m.node);
   if (!s.ok() && s.code() != absl::StatusCode::kAlreadyExists) {
     metrics_.ApiError("binding");
@@ -849,15 +863,7 @@ void Scheduler::Execute(Job& job) {
     return;
   }
   // A gang: the intent first, then every member, then the intent removed.
-  json intent = {{"members", json::array()}};
-  for (const Job::Member& m : job.members) {
-    json claims = json::array();
-    for (const auto& [key, allocation] : m.claims) {
-      claims.push_back({{"name", Split(key, 1)}, {"allocation", allocation}});
-    }
-    intent["members"].push_back(
-        {{"pod", m.pod.name}, {"uid", m.pod.uid}, {"node", m.node}, {"claims", claims}});
-  }
+  json intent = IntentOf(job);
   std::string path = GangObjectPath(job.gang_kind, job.gang_ns, job.gang_name);
   if (absl::Status s = writer_.Annotate(path, kGangIntent, intent.dump()); !s.ok()) {
     metrics_.ApiError("intent");
@@ -880,6 +886,20 @@ void Scheduler::Execute(Job& job) {
     return;
   }
   job.done = all;
+}
+
+json Scheduler::IntentOf(const Job& job) {
+  json intent = {{"members", json::array()}};
+  for (const Job::Member& m : job.members) {
+    json claims = json::array();
+    for (const auto& [key, allocation] : m.claims) {
+      claims.push_back({{"name", Split(key, 1)}, {"allocation", allocation}});
+    }
+    json member = {{"pod", m.pod.name}, {"uid", m.pod.uid}, {"node", m.node}, {"claims", claims}};
+    for (const std::string& key : m.volumes) member["volumes"].push_back(Split(key, 1));
+    intent["members"].push_back(std::move(member));
+  }
+  return intent;
 }
 
 void Scheduler::FinishPreemptions() {
@@ -980,6 +1000,9 @@ bool Scheduler::RollForward(const std::string& ns, const json& intent) {
     for (const json& c : Field(m, "claims")) {
       AddDevices(c["allocation"], wanted);
       member.claims.emplace_back(util::Cat(ns, "/", Str(c, "name")), c["allocation"]);
+    }
+    for (const json& v : Field(m, "volumes")) {
+      member.volumes.push_back(util::Cat(ns, "/", v.get<std::string>()));
     }
     job.members.push_back(std::move(member));
   }

@@ -1,8 +1,10 @@
 // The live scheduler (`gpuplane scheduler`): pods whose spec.schedulerName is ours are
 // scheduled from the cluster cache by the same pass `gpuplane schedule` runs (sched/pass.h),
 // and each decision becomes API writes (kube/writer.h): every claim the pod uses allocated and
-// reserved, then the Binding; an unschedulable pod gets PodScheduled=False with the pass's
-// reason and a FailedScheduling Event (written again only when the reason changes).
+// reserved, each unbound WaitForFirstConsumer PersistentVolumeClaim it uses annotated with the
+// node (volume.kubernetes.io/selected-node, for its provisioner), then the Binding; an
+// unschedulable pod gets PodScheduled=False with the pass's reason and a FailedScheduling
+// Event (written again only when the reason changes).
 //
 // Cycles: a cycle runs when the cache reports a change (a pod added, a claim created by the
 // resourceclaim controller, a node or slice changed), never by polling, or when a pod's
@@ -17,11 +19,12 @@
 // object api's reader refuses, and what its checks across objects find is logged once too.
 //
 // Gangs (PodGroup, Workload) are crash-safe: before the first write of a gang, the planned
-// placement of every member (node, claims, allocations) is recorded in the annotation
-// `gpuplane.io/gang-intent` of the PodGroup or Workload; it is removed when all members are
-// bound. A leader that finds an open intent (after a crash or a leader change) rolls it
-// forward when every member and device is still as planned, else backward (claims released,
-// bound members deleted so their controller recreates them): a gang never stays partly bound.
+// placement of every member (node, claims, allocations, volume claims to provision) is
+// recorded in the annotation `gpuplane.io/gang-intent` of the PodGroup or Workload; it is
+// removed when all members are bound. A leader that finds an open intent (after a crash or a
+// leader change) rolls it forward when every member and device is still as planned, else
+// backward (claims released, bound members deleted so their controller recreates them): a gang
+// never stays partly bound.
 // Preemption (unless options.preemption is off): the pass's victims (sched/session.h) get the
 // DisruptionTarget condition and are evicted (Eviction API where a PodDisruptionBudget covers
 // them, which also protects them from being chosen when it allows too few disruptions) or
@@ -154,6 +157,8 @@ class Scheduler {
   static constexpr double kSaveUsageSeconds = 30;
   void Execute(Job& job);
   bool WritePod(const Job& job, size_t member, std::vector<std::string>& allocated);
+  // The gang intent of `job` (kube/gang_intent.h).
+  static nlohmann::json IntentOf(const Job& job);
   void RollBack(const std::string& ns, const nlohmann::json& intent);
   bool RollForward(const std::string& ns, const nlohmann::json& intent);
 

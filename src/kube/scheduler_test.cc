@@ -16,7 +16,9 @@
 #include "absl/time/time.h"
 #include "api/loader.h"
 #include "api/object.h"
+#include "api/storage_types.h"
 #include "api/writer.h"
+#include "kube/json_field.h"
 #include "kube/plane_testing.h"
 #include "kube/queue_usage.h"
 #include "kube/rest_config.h"
@@ -153,6 +155,90 @@ TEST_F(SchedulerPlaneTest, RequiredNodeAffinityIsFollowedAndPodAffinityRefusedWi
   EXPECT_EQ(c["status"], "False");
   EXPECT_NE(c["message"].get<std::string>().find("podAntiAffinity"), std::string::npos) << c;
   EXPECT_EQ(NodeOf("apart"), "");
+}
+
+// A pod's volumes decide its node: a claim bound to a local volume keeps the pod on that
+// volume's node; a WaitForFirstConsumer claim is given the chosen node
+// (volume.kubernetes.io/selected-node, for its provisioner) before the pod is bound, within
+// its class's allowed topologies; a pod naming a claim that does not exist waits, saying so,
+// and is placed once the claim appears. Without the volumes, every pod would go to the A100
+// node (least worth first).
+TEST_F(SchedulerPlaneTest, VolumesDecideTheNodeAndAreProvisionedForIt) {
+  Node("a", "A100", 3, {{"zone", "z-a"}});
+  std::string h100 = Node("h", "H100", 3, {{"zone", "z-h"}});
+  Create("/apis/resource.k8s.io/v1/namespaces/" + ns_ + "/resourceclaimtemplates",
+         {{"metadata", {{"name", "one"}}}, {"spec", {{"spec", ClaimSpec(1, "")}}}});
+  const json one = {{"name", "gpu"}, {"resourceClaimTemplateName", "one"}};
+  const std::string pv = "local-" + id_, sc = "wffc-" + id_;
+  const json in_zone_h = {
+      {"matchExpressions",
+       json::array({{{"key", "zone"}, {"operator", "In"}, {"values", json::array({"z-h"})}}})}};
+  Create("/api/v1/persistentvolumes",
+         {{"metadata", {{"name", pv}}},
+          {"spec",
+           {{"capacity", {{"storage", "1Gi"}}},
+            {"accessModes", json::array({"ReadWriteOnce"})},
+            {"storageClassName", ""},
+            {"local", {{"path", "/mnt/nvme0"}}},
+            {"nodeAffinity", {{"required", {{"nodeSelectorTerms", json::array({in_zone_h})}}}}}}}});
+  Create("/apis/storage.k8s.io/v1/storageclasses",
+         {{"metadata", {{"name", sc}}},
+          {"provisioner", "csi.example.com"},
+          {"volumeBindingMode", "WaitForFirstConsumer"},
+          {"allowedTopologies",
+           json::array({{{"matchLabelExpressions",
+                          json::array({{{"key", "zone"}, {"values", json::array({"z-h"})}}})}}})}});
+  auto claim = [&](const std::string& name, const std::string& cls, const std::string& volume) {
+    json spec = {{"accessModes", json::array({"ReadWriteOnce"})},
+                 {"storageClassName", cls},
+                 {"resources", {{"requests", {{"storage", "1Gi"}}}}}};
+    if (!volume.empty()) spec["volumeName"] = volume;
+    Create("/api/v1/namespaces/" + ns_ + "/persistentvolumeclaims",
+           {{"metadata", {{"name", name}}}, {"spec", spec}});
+  };
+  auto uses = [](const std::string& claim_name) {
+    return json{
+        {"volumes", json::array({{{"name", "data"},
+                                  {"persistentVolumeClaim", {{"claimName", claim_name}}}}})}};
+  };
+  auto selected = [&](const std::string& claim_name) -> std::string {
+    json c = Get(PersistentVolumeClaimPath(ns_, claim_name));
+    return std::string(
+        Str(Field(Field(c, "metadata"), "annotations"), api::kSelectedNodeAnnotation));
+  };
+  claim("data", "", pv);
+  claim("scratch", sc, "");
+  Pod("on-volume", one, uses("data"));
+  Pod("provisioned", one, uses("scratch"));
+  Pod("later", one, uses("later"));
+  Start();
+
+  ASSERT_TRUE(Eventually([&] { return !NodeOf("on-volume").empty(); })) << status_;
+  EXPECT_EQ(NodeOf("on-volume"), h100);
+  ASSERT_TRUE(Eventually([&] { return !NodeOf("provisioned").empty(); })) << status_;
+  EXPECT_EQ(NodeOf("provisioned"), h100);
+  EXPECT_EQ(selected("scratch"), h100);
+  ASSERT_TRUE(Eventually([&] { return Condition("later", "PodScheduled").is_object(); }));
+  json c = Condition("later", "PodScheduled");
+  EXPECT_EQ(c["status"], "False");
+  EXPECT_NE(c["message"].get<std::string>().find("PersistentVolumeClaim " + ns_ +
+                                                 "/later, which does not exist"),
+            std::string::npos)
+      << c;
+  claim("later", sc, "");
+  ASSERT_TRUE(Eventually([&] { return !NodeOf("later").empty(); })) << status_;
+  EXPECT_EQ(NodeOf("later"), h100);
+  EXPECT_EQ(selected("later"), h100);
+
+  // The plane runs no volume controllers: the protection finalizers are cleared by hand.
+  const json no_finalizers = {{"metadata", {{"finalizers", nullptr}}}};
+  for (const std::string& path :
+       {PersistentVolumeClaimPath(ns_, "data"), PersistentVolumeClaimPath(ns_, "scratch"),
+        PersistentVolumeClaimPath(ns_, "later"), "/api/v1/persistentvolumes/" + pv,
+        "/apis/storage.k8s.io/v1/storageclasses/" + sc}) {
+    (void)client_->Do("PATCH", path, no_finalizers.dump(), "application/merge-patch+json");
+    (void)client_->Do("DELETE", path);
+  }
 }
 
 // A Workload gang that fits is bound whole; one that cannot fit has no member bound and no

@@ -80,6 +80,10 @@ std::string PodPath(const std::string& ns, const std::string& name) {
   return util::Cat("/api/v1/namespaces/", ns, "/pods/", name);
 }
 
+std::string PersistentVolumeClaimPath(const std::string& ns, const std::string& name) {
+  return util::Cat("/api/v1/namespaces/", ns, "/persistentvolumeclaims/", name);
+}
+
 std::string GangObjectPath(const std::string& kind, const std::string& ns,
                            const std::string& name) {
   if (kind == "Workload") {

@@ -30,6 +30,7 @@ struct PodRef {
 // The API path of a claim, a pod, or a gang object (kind "PodGroup" or "Workload").
 std::string ClaimPath(const std::string& ns, const std::string& name);
 std::string PodPath(const std::string& ns, const std::string& name);
+std::string PersistentVolumeClaimPath(const std::string& ns, const std::string& name);
 std::string GangObjectPath(const std::string& kind, const std::string& ns, const std::string& name);
 
 // The allocation as the API writes it (status.allocation).

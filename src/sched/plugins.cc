@@ -133,6 +133,10 @@ std::optional<Rule> KubeNodeFilter::Filter(const Snapshot& s, const PodInfo& pod
       !model::MatchesNodeSelector(*affinity->node_affinity->required, info.name, info.labels)) {
     return Rule::kNodeAffinity;
   }
+  if (!pod.volume_node.empty() && pod.volume_node != info.name) return Rule::kVolumeNode;
+  for (const api::NodeSelector& volumes : pod.volume_selectors) {
+    if (!model::MatchesNodeSelector(volumes, info.name, info.labels)) return Rule::kVolumeNode;
+  }
   bool cpu_known = f.cpu_allocatable >= 0, mem_known = f.memory_allocatable >= 0;
   if ((cpu_known && pod.cpu_milli > f.cpu_allocatable) ||
       (mem_known && pod.memory_bytes > f.memory_allocatable) ||

@@ -4,6 +4,7 @@
 #include <map>
 
 #include "sched/checkpoints.h"
+#include "sched/pod_volumes.h"
 #include "util/strings.h"
 
 namespace gpuplane::sched {
@@ -39,6 +40,7 @@ struct Index {
   std::map<std::string, const api::ResourceClaimTemplate*> templates;
   std::map<std::string, const api::SourcedObject*> pod_groups;  // ns/name
   std::map<std::string, const api::SourcedObject*> workloads;   // ns/name
+  VolumeIndex volumes;
 };
 
 Index IndexOf(const api::ObjectRefs& work, const api::ObjectRefs& cluster) {
@@ -46,6 +48,7 @@ Index IndexOf(const api::ObjectRefs& work, const api::ObjectRefs& cluster) {
   for (const api::SourcedObject* o : cluster) {
     const auto* c = std::get_if<api::ResourceClaim>(&o->object);
     if (c != nullptr) ix.claims[c->metadata.namespace_name + "/" + c->metadata.name] = c;
+    ix.volumes.Add(o->object);
   }
   for (const api::SourcedObject* p : work) {
     const api::SourcedObject& o = *p;
@@ -55,6 +58,7 @@ Index IndexOf(const api::ObjectRefs& work, const api::ObjectRefs& cluster) {
     if (const auto* t = std::get_if<api::ResourceClaimTemplate>(&o.object)) ix.templates[key] = t;
     if (std::holds_alternative<api::PodGroup>(o.object)) ix.pod_groups[key] = &o;
     if (std::holds_alternative<api::Workload>(o.object)) ix.workloads[key] = &o;
+    ix.volumes.Add(o.object);
   }
   return ix;
 }
@@ -177,6 +181,7 @@ PodInfo MakePod(const Index& ix, const api::SourcedObject& o, size_t input) {
                   "with gpuplane.io/topology-required to keep pods together, or give the pod "
                   "another schedulerName)"));
   }
+  if (!p.problem && p.bound_node.empty()) ResolveVolumes(ix.volumes, Where(o), p);
   return p;
 }
 

@@ -7,6 +7,9 @@
 // are annotations on the PodGroup, Workload or pod: `gpuplane.io/topology-required` and
 // `gpuplane.io/topology-preferred`, naming a node label key or a DRA device attribute.
 //
+// A pod's PersistentVolumeClaims, their PersistentVolumes and StorageClasses, from either list,
+// decide where its volumes can be used (sched/pod_volumes.h).
+//
 // Problems in the input (a pod naming a missing claim, template, PodGroup or Workload; a
 // minMember above the pods present) are warnings with file:line and a status on the pods
 // concerned; the rest of the work goes on. Plain values; the PodSet borrows the objects it
@@ -58,6 +61,13 @@ struct PodInfo {
   bool never_preempts = false;
   std::string nominated_node;
   double started = -1;
+  // Where the pod's volumes can be used (sched/pod_volumes.h): node selectors a node must match
+  // (bound PersistentVolumes' node affinity, allowed topologies of the classes that provision
+  // its unbound WaitForFirstConsumer claims), the node its volumes are already being
+  // provisioned for ("": any), and the claims ("ns/name") to annotate with the chosen node.
+  std::vector<api::NodeSelector> volume_selectors;
+  std::string volume_node;
+  std::vector<std::string> volumes_to_provision;
   std::optional<Status> problem;
 };
 

@@ -25,6 +25,8 @@ std::string RuleText(Rule r, const Status& s) {
       return "do not match the pod's nodeSelector";
     case Rule::kNodeAffinity:
       return "do not match the pod's required node affinity";
+    case Rule::kVolumeNode:
+      return "do not match the node affinity of the pod's volumes";
     case Rule::kNodeTooSmall:
       return "have less allocatable CPU, memory or other resources than the pod requests";
     case Rule::kNodeResources:
@@ -60,6 +62,7 @@ bool Permanent(Rule r) {
     case Rule::kNodeTaint:
     case Rule::kNodeSelector:
     case Rule::kNodeAffinity:
+    case Rule::kVolumeNode:
     case Rule::kNodeTooSmall:
     case Rule::kNoMatchingDevice:
     case Rule::kTooFewMatching:

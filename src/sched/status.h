@@ -34,6 +34,7 @@ enum class Rule : uint8_t {
   kNodeTaint,          // a NoSchedule/NoExecute taint the pod does not tolerate
   kNodeSelector,       // the pod's nodeSelector
   kNodeAffinity,       // the pod's required node affinity
+  kVolumeNode,         // its volumes' node affinity, class topologies or provisioning node
   kNodeTooSmall,       // CPU, memory or other requests above the node's allocatable
   kNodeResources,      // CPU, memory, other resources or allocatable pods in use by other pods
   kNoMatchingDevice,   // no device passes the request's class and request selectors

@@ -13,6 +13,7 @@
 #include "api/internal/schema.h"
 #include "api/queue_types.h"
 #include "api/resource_types.h"
+#include "api/storage_types.h"
 
 namespace gpuplane::api::internal {
 
@@ -547,6 +548,53 @@ struct Schema<Affinity> {
 };
 
 template <>
+struct Schema<PersistentVolumeClaimVolumeSource> {
+  static constexpr auto kFields =
+      std::tuple{F("claimName", &PersistentVolumeClaimVolumeSource::claim_name, kRequiredSubdomain),
+                 F("readOnly", &PersistentVolumeClaimVolumeSource::read_only)};
+};
+
+// Every volume source of core/v1 VolumeSource but persistentVolumeClaim (Kubernetes 1.35).
+inline constexpr std::array<std::string_view, 29> kOtherVolumeSources = {"hostPath",
+                                                                         "emptyDir",
+                                                                         "gcePersistentDisk",
+                                                                         "awsElasticBlockStore",
+                                                                         "gitRepo",
+                                                                         "secret",
+                                                                         "nfs",
+                                                                         "iscsi",
+                                                                         "glusterfs",
+                                                                         "rbd",
+                                                                         "flexVolume",
+                                                                         "cinder",
+                                                                         "cephfs",
+                                                                         "flocker",
+                                                                         "downwardAPI",
+                                                                         "fc",
+                                                                         "azureFile",
+                                                                         "configMap",
+                                                                         "vsphereVolume",
+                                                                         "quobyte",
+                                                                         "azureDisk",
+                                                                         "photonPersistentDisk",
+                                                                         "projected",
+                                                                         "portworxVolume",
+                                                                         "scaleIO",
+                                                                         "storageos",
+                                                                         "csi",
+                                                                         "ephemeral",
+                                                                         "image"};
+
+template <>
+struct Schema<Volume> {
+  static constexpr auto kFields =
+      std::tuple{F("name", &Volume::name, kRequiredDnsLabel),
+                 F("persistentVolumeClaim", &Volume::persistent_volume_claim)};
+  static constexpr auto kPassthrough = kOtherVolumeSources;
+  static void Check(Decoder& d, const Doc& n, const Volume& v);
+};
+
+template <>
 struct Schema<PodSpec> {
   static constexpr auto kFields = std::tuple{F("schedulerName", &PodSpec::scheduler_name),
                                              F("nodeName", &PodSpec::node_name),
@@ -558,9 +606,9 @@ struct Schema<PodSpec> {
                                              F("tolerations", &PodSpec::tolerations),
                                              F("nodeSelector", &PodSpec::node_selector),
                                              F("affinity", &PodSpec::affinity),
-                                             F("workloadRef", &PodSpec::workload_ref)};
-  static constexpr std::array<std::string_view, 30> kPassthrough = {"volumes",
-                                                                    "restartPolicy",
+                                             F("workloadRef", &PodSpec::workload_ref),
+                                             F("volumes", &PodSpec::volumes)};
+  static constexpr std::array<std::string_view, 29> kPassthrough = {"restartPolicy",
                                                                     "terminationGracePeriodSeconds",
                                                                     "dnsPolicy",
                                                                     "serviceAccountName",
@@ -715,6 +763,123 @@ struct Schema<WorkloadSpec> {
 template <>
 struct Schema<Workload> {
   static constexpr auto kFields = std::tuple{GPUPLANE_OBJECT_FIELDS(Workload, true)};
+};
+
+// ---- core/v1 PersistentVolumeClaim, PersistentVolume; storage.k8s.io/v1 StorageClass ----
+
+template <>
+struct Schema<PersistentVolumeClaimSpec> {
+  static constexpr auto kFields =
+      std::tuple{F("storageClassName", &PersistentVolumeClaimSpec::storage_class_name),
+                 F("volumeName", &PersistentVolumeClaimSpec::volume_name)};
+  static constexpr std::array<std::string_view, 7> kPassthrough = {"accessModes",
+                                                                   "selector",
+                                                                   "resources",
+                                                                   "volumeMode",
+                                                                   "dataSource",
+                                                                   "dataSourceRef",
+                                                                   "volumeAttributesClassName"};
+};
+
+template <>
+struct Schema<PersistentVolumeClaimStatus> {
+  static constexpr auto kFields = std::tuple{F("phase", &PersistentVolumeClaimStatus::phase)};
+  static constexpr std::array<std::string_view, 7> kPassthrough = {
+      "accessModes",
+      "capacity",
+      "conditions",
+      "allocatedResources",
+      "allocatedResourceStatuses",
+      "currentVolumeAttributesClassName",
+      "modifyVolumeStatus"};
+};
+
+template <>
+struct Schema<PersistentVolumeClaim> {
+  static constexpr auto kFields = std::tuple{GPUPLANE_OBJECT_FIELDS(PersistentVolumeClaim, true),
+                                             F("status", &PersistentVolumeClaim::status)};
+};
+
+template <>
+struct Schema<VolumeNodeAffinity> {
+  static constexpr auto kFields = std::tuple{F("required", &VolumeNodeAffinity::required)};
+};
+
+template <>
+struct Schema<PersistentVolumeSpec> {
+  static constexpr auto kFields =
+      std::tuple{F("storageClassName", &PersistentVolumeSpec::storage_class_name),
+                 F("nodeAffinity", &PersistentVolumeSpec::node_affinity)};
+  // What a volume holds and how, and every PersistentVolumeSource (Kubernetes 1.35).
+  static constexpr std::array<std::string_view, 29> kPassthrough = {"capacity",
+                                                                    "accessModes",
+                                                                    "claimRef",
+                                                                    "persistentVolumeReclaimPolicy",
+                                                                    "mountOptions",
+                                                                    "volumeMode",
+                                                                    "volumeAttributesClassName",
+                                                                    "gcePersistentDisk",
+                                                                    "awsElasticBlockStore",
+                                                                    "hostPath",
+                                                                    "glusterfs",
+                                                                    "nfs",
+                                                                    "rbd",
+                                                                    "iscsi",
+                                                                    "cinder",
+                                                                    "cephfs",
+                                                                    "fc",
+                                                                    "flocker",
+                                                                    "flexVolume",
+                                                                    "azureFile",
+                                                                    "vsphereVolume",
+                                                                    "quobyte",
+                                                                    "azureDisk",
+                                                                    "photonPersistentDisk",
+                                                                    "portworxVolume",
+                                                                    "scaleIO",
+                                                                    "local",
+                                                                    "storageos",
+                                                                    "csi"};
+};
+
+template <>
+struct Schema<PersistentVolumeStatus> {
+  static constexpr auto kFields = std::tuple{F("phase", &PersistentVolumeStatus::phase)};
+  static constexpr std::array<std::string_view, 3> kPassthrough = {"message", "reason",
+                                                                   "lastPhaseTransitionTime"};
+};
+
+template <>
+struct Schema<PersistentVolume> {
+  static constexpr auto kFields = std::tuple{GPUPLANE_OBJECT_FIELDS(PersistentVolume, true),
+                                             F("status", &PersistentVolume::status)};
+};
+
+template <>
+struct Schema<TopologySelectorRequirement> {
+  static constexpr auto kFields =
+      std::tuple{F("key", &TopologySelectorRequirement::key, kRequired),
+                 F("values", &TopologySelectorRequirement::values, kRequired)};
+};
+
+template <>
+struct Schema<TopologySelectorTerm> {
+  static constexpr auto kFields =
+      std::tuple{F("matchLabelExpressions", &TopologySelectorTerm::match_label_expressions)};
+};
+
+template <>
+struct Schema<StorageClass> {
+  static constexpr auto kFields =
+      std::tuple{F("apiVersion", &StorageClass::api_version),
+                 F("kind", &StorageClass::kind),
+                 F("metadata", &StorageClass::metadata),
+                 F("provisioner", &StorageClass::provisioner, kRequired),
+                 F("volumeBindingMode", &StorageClass::volume_binding_mode),
+                 F("allowedTopologies", &StorageClass::allowed_topologies)};
+  static constexpr std::array<std::string_view, 4> kPassthrough = {
+      "parameters", "reclaimPolicy", "mountOptions", "allowVolumeExpansion"};
+  static void Check(Decoder& d, const Doc& n, const StorageClass& v);
 };
 
 // ---- gpuplane.io/v1alpha1 ----

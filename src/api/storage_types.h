@@ -1,0 +1,95 @@
+// core/v1 PersistentVolumeClaim and PersistentVolume, storage.k8s.io/v1 StorageClass: the fields
+// the scheduler reads to place a pod where its volumes can be used (a bound volume's node
+// affinity, an unbound claim's binding mode and its class's allowed topologies); every other
+// field Kubernetes defines is kept in `extra` and written back unchanged.
+// Plain value types; copyable; not synchronized.
+#ifndef GPUPLANE_API_STORAGE_TYPES_H_
+#define GPUPLANE_API_STORAGE_TYPES_H_
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "api/meta.h"
+
+namespace gpuplane::api {
+
+// The annotation kube-scheduler (and gpuplane) puts on an unbound WaitForFirstConsumer claim
+// to ask its provisioner for a volume reachable from that node.
+inline constexpr char kSelectedNodeAnnotation[] = "volume.kubernetes.io/selected-node";
+
+struct PersistentVolumeClaimSpec {
+  std::optional<std::string> storage_class_name;  // unset: no class ("" too)
+  std::string volume_name;                        // set once bound
+  Passthrough extra;  // accessModes, resources, selector, volumeMode, dataSource, ...
+  bool operator==(const PersistentVolumeClaimSpec&) const = default;
+};
+
+struct PersistentVolumeClaimStatus {
+  std::string phase;  // Pending, Bound, Lost
+  Passthrough extra;
+  bool operator==(const PersistentVolumeClaimStatus&) const = default;
+};
+
+struct PersistentVolumeClaim {
+  std::string api_version;
+  std::string kind;
+  ObjectMeta metadata;
+  PersistentVolumeClaimSpec spec;
+  PersistentVolumeClaimStatus status;
+  bool operator==(const PersistentVolumeClaim&) const = default;
+};
+
+struct VolumeNodeAffinity {
+  std::optional<NodeSelector> required;
+  bool operator==(const VolumeNodeAffinity&) const = default;
+};
+
+struct PersistentVolumeSpec {
+  std::string storage_class_name;
+  std::optional<VolumeNodeAffinity> node_affinity;
+  Passthrough extra;  // capacity, accessModes, claimRef, the volume source, ...
+  bool operator==(const PersistentVolumeSpec&) const = default;
+};
+
+struct PersistentVolumeStatus {
+  std::string phase;  // Pending, Available, Bound, Released, Failed
+  Passthrough extra;
+  bool operator==(const PersistentVolumeStatus&) const = default;
+};
+
+struct PersistentVolume {
+  std::string api_version;
+  std::string kind;
+  ObjectMeta metadata;
+  PersistentVolumeSpec spec;
+  PersistentVolumeStatus status;
+  bool operator==(const PersistentVolume&) const = default;
+};
+
+struct TopologySelectorRequirement {  // key In values
+  std::string key;
+  std::vector<std::string> values;
+  bool operator==(const TopologySelectorRequirement&) const = default;
+};
+
+struct TopologySelectorTerm {
+  std::vector<TopologySelectorRequirement> match_label_expressions;
+  bool operator==(const TopologySelectorTerm&) const = default;
+};
+
+// A StorageClass has no spec: its fields are at the top level.
+struct StorageClass {
+  std::string api_version;
+  std::string kind;
+  ObjectMeta metadata;
+  std::string provisioner;
+  std::string volume_binding_mode;  // Immediate (the default) or WaitForFirstConsumer
+  std::vector<TopologySelectorTerm> allowed_topologies;
+  Passthrough extra;  // parameters, reclaimPolicy, mountOptions, allowVolumeExpansion
+  bool operator==(const StorageClass&) const = default;
+};
+
+}  // namespace gpuplane::api
+
+#endif  // GPUPLANE_API_STORAGE_TYPES_H_
