@@ -89,12 +89,13 @@ Status Session::Diagnose(size_t pod, const std::vector<model::NodeId>* nodes) {
     std::optional<Rule> rule = node_filter_.Filter(snap_, p, n, s.taint);
     if (!rule && pinned != model::kNoId && n != pinned) rule = Rule::kSharedClaim;
     if (!rule && p.priority < Held(n)) rule = Rule::kReserved;
-    if (!rule || *rule == Rule::kNodeResources) {
+    if (!rule || *rule == Rule::kNodeResources || *rule == Rule::kNodePorts) {
       Rule device = DeviceRule(snap_.index(), claims, n, inv.nodes()[n].name, stats);
       if (!rule || Permanent(device)) rule = device;
     }
     ++s.rule_nodes[static_cast<size_t>(*rule)];
-    if (*rule == Rule::kNodeResources || *rule == Rule::kSharedClaim || *rule == Rule::kReserved) {
+    if (*rule == Rule::kNodeResources || *rule == Rule::kNodePorts || *rule == Rule::kSharedClaim ||
+        *rule == Rule::kReserved) {
       could_free = true;
     }
     if (*rule == Rule::kTooFewFree || *rule == Rule::kAllocation) retry.push_back(n);

@@ -137,6 +137,9 @@ std::optional<Rule> KubeNodeFilter::Filter(const Snapshot& s, const PodInfo& pod
   for (const api::NodeSelector& volumes : pod.volume_selectors) {
     if (!model::MatchesNodeSelector(volumes, info.name, info.labels)) return Rule::kVolumeNode;
   }
+  if (!pod.host_ports.empty() && AnyConflict(pod.host_ports, f.host_ports)) {
+    return Rule::kNodePorts;
+  }
   bool cpu_known = f.cpu_allocatable >= 0, mem_known = f.memory_allocatable >= 0;
   if ((cpu_known && pod.cpu_milli > f.cpu_allocatable) ||
       (mem_known && pod.memory_bytes > f.memory_allocatable) ||

@@ -58,7 +58,9 @@ class NodeFilter {
 
 // Kubernetes' node filters that apply before devices: NodeUnschedulable, TaintToleration
 // (NoSchedule and NoExecute), NodeSelector (spec.nodeSelector), NodeAffinity (its required
-// terms; preferred ones are not scored) and NodeResourcesFit (CPU and memory requests against
+// terms; preferred ones are not scored), VolumeBinding's node checks (the node affinity of the
+// pod's volumes, sched/pod_volumes.h), NodePorts (host ports taken by placed pods,
+// sched/host_ports.h) and NodeResourcesFit (CPU and memory requests against
 // allocatable, minus what placed pods request; the same for every other resource requested,
 // such as ephemeral-storage or a device plugin's nvidia.com/gpu, one a Node does not list
 // holding none; and allocatable pods, minus the placed ones).

@@ -139,6 +139,7 @@ PodInfo DescribePod(const api::SourcedObject& o, size_t input) {
       }
     }
   }
+  p.host_ports = HostPortsOf(spec);
   p.priority = spec.priority.value_or(0);
   p.bound_node = spec.node_name;
   p.terminating = p.pod->metadata.extra.contains("deletionTimestamp");

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "api/object.h"
+#include "sched/host_ports.h"
 #include "sched/status.h"
 
 namespace gpuplane::sched {
@@ -51,6 +52,7 @@ struct PodInfo {
   // Every other resource requested (ephemeral-storage, hugepages, extended resources such as a
   // device plugin's nvidia.com/gpu), in thousandths of its unit, the same way.
   std::map<std::string, int64_t> other_milli;
+  std::vector<HostPort> host_ports;  // taken on its node (sched/host_ports.h)
   int32_t priority = 0;
   int gang = -1;           // index into PodSet::gangs
   std::string bound_node;  // spec.nodeName: already running there

@@ -180,7 +180,8 @@ void Session::PlaceBound(std::vector<Decision>& out) {
     if (p.bound_node.empty()) continue;
     std::optional<model::NodeId> n = snap_.inventory().FindNode(p.bound_node);
     PodPlacement pl{p.key,       n.value_or(model::kNoId), {},
-                    p.cpu_milli, p.memory_bytes,           p.other_milli};
+                    p.cpu_milli, p.memory_bytes,           p.other_milli,
+                    p.host_ports};
     for (const ClaimUse& u : p.claims) pl.claims.push_back(u.key);
     if (stmt.Place(std::move(pl), {}).ok() && n) {
       Fill(p.input, *n, out[p.input]);
@@ -278,11 +279,14 @@ std::optional<Rule> Session::FilterGroup(const std::vector<size_t>& pods, model:
   const NodeFacts& facts = snap_.node(node);
   int64_t cpu = 0, mem = 0;
   std::map<std::string, int64_t> other;
+  std::vector<HostPort> ports;  // the group's own, which may conflict with each other
   std::string taint;
   const int32_t held = Held(node);
   for (size_t p : pods) {
     if (pods_.pods[p].priority < held) return Rule::kReserved;
     if (std::optional<Rule> r = node_filter_.Filter(snap_, pods_.pods[p], node, taint)) return r;
+    if (AnyConflict(pods_.pods[p].host_ports, ports)) return Rule::kNodePorts;
+    ports.insert(ports.end(), pods_.pods[p].host_ports.begin(), pods_.pods[p].host_ports.end());
     cpu += pods_.pods[p].cpu_milli;
     mem += pods_.pods[p].memory_bytes;
     for (const auto& [name, v] : pods_.pods[p].other_milli) other[name] += v;
@@ -368,7 +372,7 @@ Status Session::Commit(const std::vector<size_t>& pods, model::NodeId node,
   }
   for (size_t i = 0; i < pods.size(); ++i) {
     const PodInfo& p = pods_.pods[pods[i]];
-    PodPlacement pl{p.key, node, {}, p.cpu_milli, p.memory_bytes, p.other_milli};
+    PodPlacement pl{p.key, node, {}, p.cpu_milli, p.memory_bytes, p.other_milli, p.host_ports};
     for (const ClaimUse& u : p.claims) pl.claims.push_back(u.key);
     absl::Status st = stmt.Place(std::move(pl), std::move(fresh[i]));
     if (!st.ok()) return Status::Of(Code::kError, Stage::kDevices, std::string(st.message()));

@@ -151,6 +151,8 @@ absl::Status Snapshot::Place(PodPlacement p, std::map<std::string, ClaimAllocati
     facts_[p.node].memory_requested += p.memory_bytes;
     ++facts_[p.node].pods_placed;
     for (const auto& [name, v] : p.other_milli) facts_[p.node].other_requested[name] += v;
+    std::vector<HostPort>& ports = facts_[p.node].host_ports;
+    ports.insert(ports.end(), p.host_ports.begin(), p.host_ports.end());
   }
   std::string key = p.pod;
   pods_.emplace(std::move(key), std::move(p));
@@ -168,6 +170,11 @@ absl::StatusOr<Snapshot::Removed> Snapshot::Remove(const std::string& pod) {
     --facts_[r.placement.node].pods_placed;
     for (const auto& [name, v] : r.placement.other_milli) {
       facts_[r.placement.node].other_requested[name] -= v;
+    }
+    std::vector<HostPort>& ports = facts_[r.placement.node].host_ports;
+    for (const HostPort& h : r.placement.host_ports) {
+      auto used = std::find(ports.begin(), ports.end(), h);
+      if (used != ports.end()) ports.erase(used);
     }
   }
   for (const std::string& key : r.placement.claims) {

@@ -22,6 +22,7 @@
 #include "api/object.h"
 #include "model/allocation_state.h"
 #include "model/inventory.h"
+#include "sched/host_ports.h"
 
 namespace gpuplane::sched {
 
@@ -38,7 +39,8 @@ struct NodeFacts {
   // The other resources in status.allocatable, and what placed pods request of them
   // (thousandths); a resource a Node does not list is 0 there (unknown without a Node object).
   std::map<std::string, int64_t> other_allocatable, other_requested;
-  double worth = 0;  // of its most valuable device (worth.h)
+  std::vector<HostPort> host_ports;  // taken by placed pods
+  double worth = 0;                  // of its most valuable device (worth.h)
 };
 
 // A claim allocated in the snapshot: where, the allocator's choices (for claims that came
@@ -58,6 +60,7 @@ struct PodPlacement {
   int64_t cpu_milli = 0;
   int64_t memory_bytes = 0;
   std::map<std::string, int64_t> other_milli;
+  std::vector<HostPort> host_ports;
 };
 
 class Snapshot {

@@ -32,6 +32,8 @@ std::string RuleText(Rule r, const Status& s) {
     case Rule::kNodeResources:
       return "have too little CPU, memory or other requested resources left, or no room for "
              "another pod";
+    case Rule::kNodePorts:
+      return "have a host port the pod asks for in use";
     case Rule::kNoMatchingDevice:
       return util::Cat("have no device of class ", c.device_class, " matching request ", c.request,
                        " of ResourceClaim ", c.claim);

@@ -37,6 +37,7 @@ enum class Rule : uint8_t {
   kVolumeNode,         // its volumes' node affinity, class topologies or provisioning node
   kNodeTooSmall,       // CPU, memory or other requests above the node's allocatable
   kNodeResources,      // CPU, memory, other resources or allocatable pods in use by other pods
+  kNodePorts,          // a host port the pod asks for is taken there
   kNoMatchingDevice,   // no device passes the request's class and request selectors
   kTooFewMatching,     // fewer matching devices than the request's count
   kTooFewFree,         // enough matching devices, too few of them free
