@@ -126,6 +126,15 @@ nlohmann::ordered_json DecisionJson(const sched::PassResult& r, size_t i, bool p
     claims.push_back({{"name", key}, {"results", results}});
   }
   j["claims"] = claims;
+  if (!d.volumes.empty()) {  // unbound WaitForFirstConsumer claims: a volume, or null to provision
+    nlohmann::ordered_json volumes = nlohmann::ordered_json::array();
+    for (const sched::VolumeChoice& v : d.volumes) {
+      volumes.push_back({{"claim", v.claim},
+                         {"volume", v.volume.empty() ? nlohmann::ordered_json(nullptr)
+                                                     : nlohmann::ordered_json(v.volume)}});
+    }
+    j["volumes"] = volumes;
+  }
   j["reason"] = d.status.ok() ? nlohmann::ordered_json(nullptr)
                               : nlohmann::ordered_json(sched::Render(d.status));
   if (preempt) {

@@ -37,10 +37,11 @@ std::optional<json> ReadIntent(std::string_view text) {
     for (const json& c : m["claims"]) {
       if (!ValidClaim(c)) return std::nullopt;
     }
-    if (m.contains("volumes")) {  // claims to provision for the node (optional)
+    if (m.contains("volumes")) {  // volume claims to bind on the node (optional)
       if (!m["volumes"].is_array()) return std::nullopt;
       for (const json& v : m["volumes"]) {
-        if (!v.is_string()) return std::nullopt;
+        if (!IsString(v, "claim") || !IsString(v, "uid")) return std::nullopt;
+        if (v.contains("volume") && !IsString(v, "volume")) return std::nullopt;
       }
     }
   }

@@ -2,8 +2,9 @@
 // planned placement of every member of a gang, written by the live scheduler before the first
 // write of the gang and removed after the last (kube/scheduler.h). Its text is JSON:
 // {"members":[{"pod","uid","node","claims":[{"name","allocation":{"devices":{"results":
-// [{"request","driver","pool","device"}]}}}],"volumes":["pvc"]}]} ("volumes", optional: the
-// PersistentVolumeClaims to provision for the member's node). An annotation anyone can edit is
+// [{"request","driver","pool","device"}]}}}],"volumes":[{"claim","uid","volume"}]}]}
+// ("volumes", optional: unbound PersistentVolumeClaims and the PersistentVolume reserved for
+// each, or no "volume" to provision one for the member's node). An annotation anyone can edit is
 // input: ReadIntent accepts only that shape. Pure functions; thread-safe.
 #ifndef GPUPLANE_KUBE_GANG_INTENT_H_
 #define GPUPLANE_KUBE_GANG_INTENT_H_

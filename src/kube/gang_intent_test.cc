@@ -14,9 +14,10 @@ TEST(GangIntentTest, ReadsTheShapeTheSchedulerWrites) {
             "gpu-0");
   EXPECT_TRUE(ReadIntent(R"({"members":[]})").has_value());
   std::optional<nlohmann::json> v =
-      ReadIntent(R"({"members":[{"pod":"p","uid":"u","node":"n","claims":[],"volumes":["d"]}]})");
+      ReadIntent(R"({"members":[{"pod":"p","uid":"u","node":"n","claims":[],"volumes":)"
+                 R"([{"claim":"d","uid":"c1","volume":"pv-1"},{"claim":"e","uid":"c2"}]}]})");
   ASSERT_TRUE(v.has_value());
-  EXPECT_EQ((*v)["members"][0]["volumes"][0], "d");
+  EXPECT_EQ((*v)["members"][0]["volumes"][0]["volume"], "pv-1");
 }
 
 TEST(GangIntentTest, RefusesAnythingElse) {
@@ -32,6 +33,8 @@ TEST(GangIntentTest, RefusesAnythingElse) {
           R"({"members":[{"pod":"p","uid":"u","node":"n"}]})",            // no claims
           R"({"members":[{"pod":"p","uid":"u","node":"n","claims":[],"volumes":"d"}]})",
           R"({"members":[{"pod":"p","uid":"u","node":"n","claims":[],"volumes":[1]}]})",
+          R"({"members":[{"pod":"p","uid":"u","node":"n","claims":[],"volumes":[{"claim":"d"}]}]})",
+          R"({"members":[{"pod":"p","uid":"u","node":"n","claims":[],"volumes":[{"claim":"d","uid":"c","volume":2}]}]})",
           R"({"members":[{"pod":"p","uid":"u","node":"n","claims":[{"name":"c"}]}]})",
           // a result without its device; results not a list
           R"({"members":[{"pod":"p","uid":"u","node":"n","claims":[{"name":"c","allocation":{"devices":{"results":[{"request":"gpu","driver":"d","pool":"n"}]}}}]}]})",

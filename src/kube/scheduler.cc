@@ -319,8 +319,9 @@ struct Scheduler::Job {
     double created_ago = -1;
     json cached_pod;
     std::vector<std::pair<std::string, json>> claims;  // "ns/name", allocation
-    // PersistentVolumeClaims ("ns/name") to provision for the node: annotated before binding.
-    std::vector<std::string> volumes;
+    // Unbound WaitForFirstConsumer claims: each reserved its volume, or annotated with the node
+    // to provision one, before binding.
+    std::vector<sched::VolumeChoice> volumes;
   };
   std::string gang_kind, gang_ns, gang_name;  // empty for single pods
   std::vector<Member> members;
@@ -716,7 +717,7 @@ std::vector<Scheduler::Job> Scheduler::Plan(const sched::PassResult& pass, int64
     for (const auto& [key, allocation] : d.claims) {
       member.claims.emplace_back(key, AllocationJson(allocation));
     }
-    member.volumes = p.volumes_to_provision;
+    member.volumes = d.volumes;
     const sched::Gang* g = p.gang >= 0 ? &pods.gangs[p.gang] : nullptr;
     if (g != nullptr && (g->kind == "PodGroup" || g->kind == "Workload")) {
       std::string object = util::Cat(g->kind, "/", Split(g->key, 0), "/", Split(g->key, 1));
@@ -787,10 +788,18 @@ bool Scheduler::WritePod(const Job& job, size_t i, std::vector<std::string>& all
     cache_->Assume("ResourceClaim", *written);
     allocated.push_back(key);
   }
-  // As kube-scheduler's VolumeBinding does: the provisioner makes the volume where the pod runs.
-  for (const std::string& key : m.volumes) {
-    absl::Status s = writer_.Annotate(PersistentVolumeClaimPath(Split(key, 0), Split(key, 1)),
-                                      api::kSelectedNodeAnnotation, m.node);
+  // As kube-scheduler's VolumeBinding does: a volume reserved for each claim, or the node named
+  // for its provisioner, which makes the volume where the pod runs.
+  for (const sched::VolumeChoice& v : m.volumes) {
+    absl::Status s;
+    if (v.volume.empty()) {
+      s = writer_.Annotate(PersistentVolumeClaimPath(Split(v.claim, 0), Split(v.claim, 1)),
+                           api::kSelectedNodeAnnotation, m.node);
+    } else {
+      std::optional<json> pv = cache_->Get("PersistentVolume", v.volume);
+      std::string rv(pv ? Str(Field(*pv, "metadata"), "resourceVersion") : "");
+      s = writer_.ReserveVolume(v.volume, rv, Split(v.claim, 0), Split(v.claim, 1), v.uid);
+    }
     if (!s.ok()) {
       metrics_.ApiError("volume");
       Log(util::Cat("pod ", m.pod.ns, "/", m.pod.name, ": ", std::string(s.message())));
@@ -896,7 +905,11 @@ json Scheduler::IntentOf(const Job& job) {
       claims.push_back({{"name", Split(key, 1)}, {"allocation", allocation}});
     }
     json member = {{"pod", m.pod.name}, {"uid", m.pod.uid}, {"node", m.node}, {"claims", claims}};
-    for (const std::string& key : m.volumes) member["volumes"].push_back(Split(key, 1));
+    for (const sched::VolumeChoice& v : m.volumes) {
+      json choice = {{"claim", Split(v.claim, 1)}, {"uid", v.uid}};
+      if (!v.volume.empty()) choice["volume"] = v.volume;
+      member["volumes"].push_back(std::move(choice));
+    }
     intent["members"].push_back(std::move(member));
   }
   return intent;
@@ -1002,7 +1015,8 @@ bool Scheduler::RollForward(const std::string& ns, const json& intent) {
       member.claims.emplace_back(util::Cat(ns, "/", Str(c, "name")), c["allocation"]);
     }
     for (const json& v : Field(m, "volumes")) {
-      member.volumes.push_back(util::Cat(ns, "/", v.get<std::string>()));
+      member.volumes.push_back({util::Cat(ns, "/", Str(v, "claim")), std::string(Str(v, "uid")),
+                                std::string(Str(v, "volume"))});
     }
     job.members.push_back(std::move(member));
   }

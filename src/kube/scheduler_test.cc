@@ -160,16 +160,17 @@ TEST_F(SchedulerPlaneTest, RequiredNodeAffinityIsFollowedAndPodAffinityRefusedWi
 // A pod's volumes decide its node: a claim bound to a local volume keeps the pod on that
 // volume's node; a WaitForFirstConsumer claim is given the chosen node
 // (volume.kubernetes.io/selected-node, for its provisioner) before the pod is bound, within
-// its class's allowed topologies; a pod naming a claim that does not exist waits, saying so,
+// its class's allowed topologies, or, in a class without a provisioner, an Available volume
+// reserved for it (spec.claimRef); a pod naming a claim that does not exist waits, saying so,
 // and is placed once the claim appears. Without the volumes, every pod would go to the A100
 // node (least worth first).
 TEST_F(SchedulerPlaneTest, VolumesDecideTheNodeAndAreProvisionedForIt) {
-  Node("a", "A100", 3, {{"zone", "z-a"}});
-  std::string h100 = Node("h", "H100", 3, {{"zone", "z-h"}});
+  Node("a", "A100", 4, {{"zone", "z-a"}});
+  std::string h100 = Node("h", "H100", 4, {{"zone", "z-h"}});
   Create("/apis/resource.k8s.io/v1/namespaces/" + ns_ + "/resourceclaimtemplates",
          {{"metadata", {{"name", "one"}}}, {"spec", {{"spec", ClaimSpec(1, "")}}}});
   const json one = {{"name", "gpu"}, {"resourceClaimTemplateName", "one"}};
-  const std::string pv = "local-" + id_, sc = "wffc-" + id_;
+  const std::string pv = "local-" + id_, sc = "wffc-" + id_, nvme = "nvme-" + id_;
   const json in_zone_h = {
       {"matchExpressions",
        json::array({{{"key", "zone"}, {"operator", "In"}, {"values", json::array({"z-h"})}}})}};
@@ -181,6 +182,23 @@ TEST_F(SchedulerPlaneTest, VolumesDecideTheNodeAndAreProvisionedForIt) {
             {"storageClassName", ""},
             {"local", {{"path", "/mnt/nvme0"}}},
             {"nodeAffinity", {{"required", {{"nodeSelectorTerms", json::array({in_zone_h})}}}}}}}});
+  // A local volume for a class without a provisioner, Available (the plane runs no
+  // PersistentVolume controller to say so).
+  Create("/api/v1/persistentvolumes",
+         {{"metadata", {{"name", nvme}}},
+          {"spec",
+           {{"capacity", {{"storage", "10Gi"}}},
+            {"accessModes", json::array({"ReadWriteOnce"})},
+            {"storageClassName", nvme},
+            {"local", {{"path", "/mnt/nvme1"}}},
+            {"nodeAffinity", {{"required", {{"nodeSelectorTerms", json::array({in_zone_h})}}}}}}}});
+  absl::StatusOr<Response> available = client_->Do(
+      "PATCH", "/api/v1/persistentvolumes/" + nvme + "/status",
+      json{{"status", {{"phase", "Available"}}}}.dump(), "application/merge-patch+json");
+  ASSERT_TRUE(available.ok() && available->ok());
+  Create("/apis/storage.k8s.io/v1/storageclasses", {{"metadata", {{"name", nvme}}},
+                                                    {"provisioner", "kubernetes.io/no-provisioner"},
+                                                    {"volumeBindingMode", "WaitForFirstConsumer"}});
   Create("/apis/storage.k8s.io/v1/storageclasses",
          {{"metadata", {{"name", sc}}},
           {"provisioner", "csi.example.com"},
@@ -208,8 +226,10 @@ TEST_F(SchedulerPlaneTest, VolumesDecideTheNodeAndAreProvisionedForIt) {
   };
   claim("data", "", pv);
   claim("scratch", sc, "");
+  claim("nvme", nvme, "");
   Pod("on-volume", one, uses("data"));
   Pod("provisioned", one, uses("scratch"));
+  Pod("local", one, uses("nvme"));
   Pod("later", one, uses("later"));
   Start();
 
@@ -218,6 +238,12 @@ TEST_F(SchedulerPlaneTest, VolumesDecideTheNodeAndAreProvisionedForIt) {
   ASSERT_TRUE(Eventually([&] { return !NodeOf("provisioned").empty(); })) << status_;
   EXPECT_EQ(NodeOf("provisioned"), h100);
   EXPECT_EQ(selected("scratch"), h100);
+  ASSERT_TRUE(Eventually([&] { return !NodeOf("local").empty(); })) << status_;
+  EXPECT_EQ(NodeOf("local"), h100);
+  json reserved = Get("/api/v1/persistentvolumes/" + nvme);
+  EXPECT_EQ(Str(Field(Field(reserved, "spec"), "claimRef"), "name"), "nvme") << reserved;
+  EXPECT_EQ(Str(Field(Field(reserved, "spec"), "claimRef"), "uid"),
+            Str(Field(Get(PersistentVolumeClaimPath(ns_, "nvme")), "metadata"), "uid"));
   ASSERT_TRUE(Eventually([&] { return Condition("later", "PodScheduled").is_object(); }));
   json c = Condition("later", "PodScheduled");
   EXPECT_EQ(c["status"], "False");
@@ -234,8 +260,10 @@ TEST_F(SchedulerPlaneTest, VolumesDecideTheNodeAndAreProvisionedForIt) {
   const json no_finalizers = {{"metadata", {{"finalizers", nullptr}}}};
   for (const std::string& path :
        {PersistentVolumeClaimPath(ns_, "data"), PersistentVolumeClaimPath(ns_, "scratch"),
-        PersistentVolumeClaimPath(ns_, "later"), "/api/v1/persistentvolumes/" + pv,
-        "/apis/storage.k8s.io/v1/storageclasses/" + sc}) {
+        PersistentVolumeClaimPath(ns_, "later"), PersistentVolumeClaimPath(ns_, "nvme"),
+        "/api/v1/persistentvolumes/" + pv, "/api/v1/persistentvolumes/" + nvme,
+        "/apis/storage.k8s.io/v1/storageclasses/" + sc,
+        "/apis/storage.k8s.io/v1/storageclasses/" + nvme}) {
     (void)client_->Do("PATCH", path, no_finalizers.dump(), "application/merge-patch+json");
     (void)client_->Do("DELETE", path);
   }

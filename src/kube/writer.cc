@@ -333,6 +333,30 @@ absl::Status Writer::DeletePod(const PodRef& pod) const {
   return Failed(util::Cat("Pod ", Key(pod.ns, pod.name), " (delete)"), *r);
 }
 
+absl::Status Writer::ReserveVolume(const std::string& volume, const std::string& resource_version,
+                                   const std::string& claim_ns, const std::string& claim_name,
+                                   const std::string& claim_uid) const {
+  // The resourceVersion in a merge patch makes it conditional (409 when the volume changed).
+  json patch = {{"metadata",
+                 {{"resourceVersion", resource_version},
+                  {"annotations", {{"pv.kubernetes.io/bound-by-controller", "yes"}}}}},
+                {"spec",
+                 {{"claimRef",
+                   {{"kind", "PersistentVolumeClaim"},
+                    {"apiVersion", "v1"},
+                    {"namespace", claim_ns},
+                    {"name", claim_name},
+                    {"uid", claim_uid}}}}}};
+  std::string path = "/api/v1/persistentvolumes/" + volume;
+  absl::StatusOr<Response> r =
+      client_.Do("PATCH", path, patch.dump(), "application/merge-patch+json");
+  if (!r.ok()) return r.status();
+  return r->ok() ? absl::OkStatus()
+                 : Failed(util::Cat("PersistentVolume ", volume, " (for claim ", claim_ns, "/",
+                                    claim_name, ")"),
+                          *r);
+}
+
 absl::Status Writer::Annotate(const std::string& path, const std::string& key,
                               const std::optional<std::string>& value) const {
   json v = value ? json(*value) : json(nullptr);

@@ -67,6 +67,13 @@ class Writer {
   absl::Status Evict(const PodRef& victim, bool eviction) const;
   // Deletes the pod (its uid as precondition); a pod already gone is fine.
   absl::Status DeletePod(const PodRef& pod) const;
+  // Reserves the PersistentVolume `volume` (as cached at `resource_version`) for the claim, as
+  // kube-scheduler's volume binder does: spec.claimRef and the annotation
+  // pv.kubernetes.io/bound-by-controller; the PersistentVolume controller then binds the claim.
+  // Aborted when the volume changed since (someone else may have taken it).
+  absl::Status ReserveVolume(const std::string& volume, const std::string& resource_version,
+                             const std::string& claim_ns, const std::string& claim_name,
+                             const std::string& claim_uid) const;
   // Sets (or, with nullopt, removes) one annotation with a JSON merge patch.
   absl::Status Annotate(const std::string& path, const std::string& key,
                         const std::optional<std::string>& value) const;

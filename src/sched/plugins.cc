@@ -5,6 +5,7 @@
 
 #include "alloc/request.h"
 #include "model/node_selector.h"
+#include "sched/pod_volumes.h"
 #include "util/strings.h"
 #include "util/suggest.h"
 
@@ -136,6 +137,10 @@ std::optional<Rule> KubeNodeFilter::Filter(const Snapshot& s, const PodInfo& pod
   if (!pod.volume_node.empty() && pod.volume_node != info.name) return Rule::kVolumeNode;
   for (const api::NodeSelector& volumes : pod.volume_selectors) {
     if (!model::MatchesNodeSelector(volumes, info.name, info.labels)) return Rule::kVolumeNode;
+  }
+  if (!pod.volumes_to_bind.empty() &&
+      !ChooseVolumes({&pod}, info.name, info.labels, s.volumes_taken())) {
+    return Rule::kVolumeNode;
   }
   if (!pod.host_ports.empty() && AnyConflict(pod.host_ports, f.host_ports)) {
     return Rule::kNodePorts;

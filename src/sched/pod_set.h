@@ -41,6 +41,17 @@ struct ClaimUse {
   std::string compile_key;
 };
 
+// An unbound WaitForFirstConsumer PersistentVolumeClaim of a pod: bound, on the chosen node, to
+// the smallest of its candidate PersistentVolumes there that no other claim took, else
+// provisioned there when its class has a provisioner whose allowed topologies match the node.
+struct VolumeToBind {
+  std::string claim;  // "ns/name"
+  std::string uid;
+  std::vector<const api::PersistentVolume*> candidates;  // smallest first; borrowed
+  bool provision = false;
+  std::optional<api::NodeSelector> topology;  // the class's allowed topologies
+};
+
 struct PodInfo {
   size_t input = 0;  // position in the input
   std::string key;   // "ns/name"
@@ -64,12 +75,11 @@ struct PodInfo {
   std::string nominated_node;
   double started = -1;
   // Where the pod's volumes can be used (sched/pod_volumes.h): node selectors a node must match
-  // (bound PersistentVolumes' node affinity, allowed topologies of the classes that provision
-  // its unbound WaitForFirstConsumer claims), the node its volumes are already being
-  // provisioned for ("": any), and the claims ("ns/name") to annotate with the chosen node.
+  // (bound PersistentVolumes' node affinity), the node its volumes are already being
+  // provisioned for ("": any), and its unbound WaitForFirstConsumer claims.
   std::vector<api::NodeSelector> volume_selectors;
   std::string volume_node;
-  std::vector<std::string> volumes_to_provision;
+  std::vector<VolumeToBind> volumes_to_bind;
   std::optional<Status> problem;
 };
 

@@ -1,8 +1,10 @@
 #include "sched/pod_volumes.h"
 
 #include <algorithm>
+#include <optional>
 #include <utility>
 
+#include "model/node_selector.h"
 #include "util/strings.h"
 
 namespace gpuplane::sched {
@@ -29,6 +31,115 @@ std::string ClaimOf(const api::Pod& pod, const api::Volume& v) {
   if (v.persistent_volume_claim) return v.persistent_volume_claim->claim_name;
   if (v.extra.contains("ephemeral")) return pod.metadata.name + "-" + v.name;
   return "";
+}
+
+const api::Doc* Member(const api::Passthrough& extra, const char* key) {
+  auto it = extra.find(key);
+  return it == extra.end() ? nullptr : &it->second;
+}
+
+std::string Text(const api::Doc* map, std::string_view key) {
+  const api::Doc* v = map != nullptr && map->is_map() ? map->Find(key) : nullptr;
+  return v != nullptr && v->is_scalar() && !v->is_null() ? v->text() : "";
+}
+
+// `storage` of a resource map (a claim's requests, a volume's capacity); zero when absent.
+api::Quantity Storage(const api::Doc* resources) {
+  absl::StatusOr<api::Quantity> q = api::Quantity::Parse(Text(resources, "storage"));
+  return q.ok() ? *q : api::Quantity();
+}
+
+std::set<std::string> Modes(const api::Doc* list) {
+  std::set<std::string> out;
+  if (list == nullptr || !list->is_seq()) return out;
+  for (const api::Doc& m : list->items()) {
+    if (m.is_scalar()) out.insert(m.text());
+  }
+  return out;
+}
+
+std::string VolumeMode(const api::Passthrough& spec) {
+  const api::Doc* m = Member(spec, "volumeMode");
+  return m != nullptr && m->is_scalar() && !m->text().empty() ? m->text() : "Filesystem";
+}
+
+// Volumes the claim may be bound to, smallest first: the one already reserved for it (claimRef),
+// else Available volumes of its class with room, the access modes and the volume mode it asks.
+// `reserved`: the claim has its volume already (the only candidate).
+std::vector<const api::PersistentVolume*> Candidates(const VolumeIndex& ix,
+                                                     const api::PersistentVolumeClaim& claim,
+                                                     const std::string& class_name,
+                                                     bool& reserved) {
+  const api::Doc* resources = Member(claim.spec.extra, "resources");
+  const api::Quantity want =
+      Storage(resources != nullptr && resources->is_map() ? resources->Find("requests") : nullptr);
+  const std::set<std::string> modes = Modes(Member(claim.spec.extra, "accessModes"));
+  std::vector<std::pair<api::Quantity, const api::PersistentVolume*>> found;
+  for (const auto& [name, pv] : ix.volumes) {
+    if (pv->metadata.extra.contains("deletionTimestamp")) continue;
+    const api::Doc* ref = Member(pv->spec.extra, "claimRef");
+    if (ref != nullptr && ref->is_map()) {
+      bool ours = Text(ref, "namespace") == claim.metadata.namespace_name &&
+                  Text(ref, "name") == claim.metadata.name &&
+                  (Text(ref, "uid").empty() || Text(ref, "uid") == claim.metadata.uid);
+      if (ours) {
+        reserved = true;
+        return {pv};
+      }
+      continue;
+    }
+    const api::Quantity size = Storage(Member(pv->spec.extra, "capacity"));
+    const std::set<std::string> has = Modes(Member(pv->spec.extra, "accessModes"));
+    if (pv->status.phase != "Available" || pv->spec.storage_class_name != class_name ||
+        size < want || VolumeMode(pv->spec.extra) != VolumeMode(claim.spec.extra) ||
+        !std::includes(has.begin(), has.end(), modes.begin(), modes.end())) {
+      continue;
+    }
+    found.emplace_back(size, pv);
+  }
+  std::stable_sort(found.begin(), found.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<const api::PersistentVolume*> out;
+  out.reserve(found.size());
+  for (const auto& entry : found) out.push_back(entry.second);
+  return out;
+}
+
+bool Reaches(const api::PersistentVolume& pv, const std::string& name,
+             const std::map<std::string, std::string>& labels) {
+  const std::optional<api::VolumeNodeAffinity>& a = pv.spec.node_affinity;
+  return !a || !a->required || model::MatchesNodeSelector(*a->required, name, labels);
+}
+
+// Adds an unbound WaitForFirstConsumer claim (not given a node yet) to the pod's claims to
+// bind, or returns why the pod cannot be placed. `volume`: "volume V names ...", for messages.
+std::optional<Status> BindLater(const VolumeIndex& ix, const api::PersistentVolumeClaim& claim,
+                                const api::StorageClass& sc, const std::string& key,
+                                const std::string& volume, PodInfo& p) {
+  if (claim.spec.extra.contains("selector")) {
+    return Status::Of(Code::kUnresolvable, Stage::kInput,
+                      util::Cat(volume,
+                                ", not bound yet, with a spec.selector: gpuplane does not "
+                                "choose volumes by label for a WaitForFirstConsumer "
+                                "claim, so the pod is not placed (bind the claim with "
+                                "spec.volumeName, or give the pod another "
+                                "schedulerName)"));
+  }
+  for (const VolumeToBind& b : p.volumes_to_bind) {
+    if (b.claim == key) return std::nullopt;  // two volumes of the pod name one claim
+  }
+  bool reserved = false;
+  VolumeToBind bind{key, claim.metadata.uid, Candidates(ix, claim, sc.metadata.name, reserved),
+                    !reserved && sc.provisioner != kNoProvisioner, std::nullopt};
+  if (bind.candidates.empty() && !bind.provision) {
+    return Status::Of(Code::kUnschedulable, Stage::kInput,
+                      util::Cat(volume, ", not bound yet, of StorageClass ", sc.metadata.name,
+                                ", which has no provisioner, and no Available PersistentVolume "
+                                "of that class fits it; the pod waits for one"));
+  }
+  if (!sc.allowed_topologies.empty()) bind.topology = SelectorOf(sc.allowed_topologies);
+  p.volumes_to_bind.push_back(std::move(bind));
+  return std::nullopt;
 }
 
 }  // namespace
@@ -103,22 +214,40 @@ void ResolveVolumes(const VolumeIndex& ix, std::string_view where, PodInfo& p) {
       p.volume_node = selected->second;
       continue;
     }
-    if (sc->second->provisioner == kNoProvisioner) {
-      return wait(Code::kUnresolvable,
-                  util::Cat(volume, ", not bound yet, of StorageClass ", class_name,
-                            ", which has no provisioner: gpuplane does not choose among existing "
-                            "PersistentVolumes for a WaitForFirstConsumer claim, so the pod is not "
-                            "placed (bind the claim to a volume with spec.volumeName, or give the "
-                            "pod another schedulerName)"));
-    }
-    if (!sc->second->allowed_topologies.empty()) {
-      p.volume_selectors.push_back(SelectorOf(sc->second->allowed_topologies));
-    }
-    if (std::find(p.volumes_to_provision.begin(), p.volumes_to_provision.end(), key) ==
-        p.volumes_to_provision.end()) {
-      p.volumes_to_provision.push_back(key);
+    if (std::optional<Status> problem = BindLater(ix, claim, *sc->second, key, volume, p)) {
+      problem->message = util::Cat(where, problem->message);
+      p.problem = std::move(problem);
+      return;
     }
   }
+}
+
+bool ChooseVolumes(const std::vector<const PodInfo*>& pods, const std::string& name,
+                   const std::map<std::string, std::string>& labels,
+                   const std::set<std::string>& taken,
+                   std::vector<std::vector<VolumeChoice>>* out) {
+  std::set<std::string> mine;  // chosen here for earlier claims
+  if (out != nullptr) out->assign(pods.size(), {});
+  for (size_t i = 0; i < pods.size(); ++i) {
+    for (const VolumeToBind& b : pods[i]->volumes_to_bind) {
+      const api::PersistentVolume* pick = nullptr;
+      for (const api::PersistentVolume* pv : b.candidates) {
+        const std::string& n = pv->metadata.name;
+        if (!taken.contains(n) && !mine.contains(n) && Reaches(*pv, name, labels)) {
+          pick = pv;
+          break;
+        }
+      }
+      if (pick == nullptr && (!b.provision || (b.topology && !model::MatchesNodeSelector(
+                                                                 *b.topology, name, labels)))) {
+        return false;
+      }
+      std::string volume = pick != nullptr ? pick->metadata.name : "";
+      if (pick != nullptr) mine.insert(volume);
+      if (out != nullptr) (*out)[i].push_back({b.claim, b.uid, std::move(volume)});
+    }
+  }
+  return true;
 }
 
 }  // namespace gpuplane::sched

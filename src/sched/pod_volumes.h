@@ -2,22 +2,27 @@
 // for the common cases: every PersistentVolumeClaim a pod names (a `persistentVolumeClaim`
 // volume, or an `ephemeral` volume's `<pod>-<volume>`) must exist and not be being deleted; a
 // bound claim's PersistentVolume must exist and its node affinity match the node; an unbound
-// claim whose StorageClass binds immediately (or which has no class) waits for its binding; an
-// unbound WaitForFirstConsumer claim is provisioned for the chosen node (its class's allowed
-// topologies must match the node; the scheduler writes `volume.kubernetes.io/selected-node`
-// before binding the pod), or stays on the node it was already given to. Not built: choosing
-// among existing PersistentVolumes for a WaitForFirstConsumer claim whose class has no
-// provisioner (local volumes): such a pod waits with that reason.
+// claim whose StorageClass binds immediately (or which has no class) waits for its binding. An
+// unbound WaitForFirstConsumer claim is bound on the chosen node to the smallest Available
+// PersistentVolume of its class that fits it (capacity, access modes, volume mode) and whose
+// node affinity matches the node, one volume per claim; where none is free, it is provisioned
+// for the node when its class has a provisioner whose allowed topologies match the node (the
+// scheduler writes `volume.kubernetes.io/selected-node` before binding the pod); a claim
+// already given a node by that annotation keeps the pod on that node. Not built: a claim's
+// `spec.selector` on an unbound WaitForFirstConsumer claim (such a pod waits with that reason).
 // Pure functions over borrowed objects; not synchronized.
 #ifndef GPUPLANE_SCHED_POD_VOLUMES_H_
 #define GPUPLANE_SCHED_POD_VOLUMES_H_
 
 #include <map>
+#include <set>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "api/object.h"
 #include "sched/pod_set.h"
+#include "sched/snapshot.h"
 
 namespace gpuplane::sched {
 
@@ -28,10 +33,19 @@ struct VolumeIndex {
   void Add(const api::Object& o);
 };
 
-// Fills `p`'s volume constraints (volume_selectors, volume_node, volumes_to_provision), or its
+// Fills `p`'s volume constraints (volume_selectors, volume_node, volumes_to_bind), or its
 // problem naming the volume and what to do. `where`: "file:line: Pod ns/name: ". The index's
 // objects must outlive `p`.
 void ResolveVolumes(const VolumeIndex& ix, std::string_view where, PodInfo& p);
+
+// Chooses on the node (`name`, `labels`) a volume for every claim in `pods`' volumes_to_bind,
+// in order, each volume for one claim and none of those in `taken`; false when some claim has
+// neither a free candidate there nor a provisioner that reaches the node. `out`, when given,
+// gets each pod's choices.
+bool ChooseVolumes(const std::vector<const PodInfo*>& pods, const std::string& name,
+                   const std::map<std::string, std::string>& labels,
+                   const std::set<std::string>& taken,
+                   std::vector<std::vector<VolumeChoice>>* out = nullptr);
 
 }  // namespace gpuplane::sched
 

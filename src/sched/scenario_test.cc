@@ -3,7 +3,8 @@
 //   # cluster: examples/cluster     (optional: also load these objects; repeatable)
 //   # policy: first-fit             (optional; default gpuplane)
 //   # prices: FILE                  (optional: dollars per GPU-hour by product name)
-//   # expect: NS/POD Scheduled [node=N] [devices=D1,D2] [nodes-of=NS/POD]
+//   # expect: NS/POD Scheduled [node=N] [devices=D1,D2] [nodes-of=NS/POD] [volumes=V1,-]
+//     (volumes: what each unbound WaitForFirstConsumer claim gets; "-": provisioned)
 //   # expect: NS/POD Unschedulable|Unresolvable|Error [REASON FRAGMENT]
 //   # expect-hint: NS/POD FRAGMENT   (what `gpuplane explain` says would unblock it)
 //   # expect-stage: NS/POD STAGE
@@ -104,6 +105,10 @@ void CheckScheduled(const PassResult& r, size_t i, const std::vector<std::string
       EXPECT_EQ(inv.nodes()[d.node].name, want) << e;
     } else if (key == "devices") {
       EXPECT_EQ(devices, util::SplitNonEmpty(want, ',')) << e;
+    } else if (key == "volumes") {
+      std::vector<std::string> got;
+      for (const VolumeChoice& v : d.volumes) got.push_back(v.volume.empty() ? "-" : v.volume);
+      EXPECT_EQ(got, util::SplitNonEmpty(want, ',')) << e;
     } else if (key == "nodes-of") {  // on the same node as another pod
       size_t other = FindPod(r, want);
       ASSERT_NE(other, SIZE_MAX);

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "alloc/verifier.h"
+#include "sched/pod_volumes.h"
 #include "util/strings.h"
 
 namespace gpuplane::sched {
@@ -231,6 +232,8 @@ void Session::Fill(size_t pod, model::NodeId node, Decision& d) const {
     const ClaimAllocation* c = snap_.claim(u.key);
     d.claims.emplace_back(u.key, c != nullptr ? c->result : api::AllocationResult{});
   }
+  const PodPlacement* placed = snap_.placement(pods_.pods[pod].key);
+  d.volumes = placed != nullptr ? placed->volumes : std::vector<VolumeChoice>{};
 }
 
 const alloc::CompiledClaim* Session::Compiled(const ClaimUse& use, Status& problem) {
@@ -275,11 +278,19 @@ std::vector<const alloc::CompiledClaim*> Session::FreshClaims(size_t pod, model:
   return out;
 }
 
+std::vector<const PodInfo*> Session::Members(const std::vector<size_t>& pods) const {
+  std::vector<const PodInfo*> out;
+  out.reserve(pods.size());
+  for (size_t p : pods) out.push_back(&pods_.pods[p]);
+  return out;
+}
+
 std::optional<Rule> Session::FilterGroup(const std::vector<size_t>& pods, model::NodeId node) {
   const NodeFacts& facts = snap_.node(node);
   int64_t cpu = 0, mem = 0;
   std::map<std::string, int64_t> other;
   std::vector<HostPort> ports;  // the group's own, which may conflict with each other
+  bool binds = false;           // some member has claims to bind (pod_volumes.h)
   std::string taint;
   const int32_t held = Held(node);
   for (size_t p : pods) {
@@ -287,11 +298,18 @@ std::optional<Rule> Session::FilterGroup(const std::vector<size_t>& pods, model:
     if (std::optional<Rule> r = node_filter_.Filter(snap_, pods_.pods[p], node, taint)) return r;
     if (AnyConflict(pods_.pods[p].host_ports, ports)) return Rule::kNodePorts;
     ports.insert(ports.end(), pods_.pods[p].host_ports.begin(), pods_.pods[p].host_ports.end());
+    binds = binds || !pods_.pods[p].volumes_to_bind.empty();
     cpu += pods_.pods[p].cpu_milli;
     mem += pods_.pods[p].memory_bytes;
     for (const auto& [name, v] : pods_.pods[p].other_milli) other[name] += v;
   }
   const auto group = static_cast<int64_t>(pods.size());
+  if (binds && group > 1) {  // one volume for one claim: the members' claims together
+    const model::NodeInfo& info = snap_.inventory().nodes()[node];
+    if (!ChooseVolumes(Members(pods), info.name, info.labels, snap_.volumes_taken())) {
+      return Rule::kVolumeNode;
+    }
+  }
   if ((facts.cpu_allocatable >= 0 && cpu > facts.cpu_allocatable - facts.cpu_requested) ||
       (facts.memory_allocatable >= 0 && mem > facts.memory_allocatable - facts.memory_requested) ||
       (facts.pods_allocatable >= 0 && group > facts.pods_allocatable - facts.pods_placed) ||
@@ -370,9 +388,15 @@ Status Session::Commit(const std::vector<size_t>& pods, model::NodeId node,
     size_t slot = std::find(pods.begin(), pods.end(), set.owner[i]) - pods.begin();
     fresh[slot].emplace(set.keys[i], std::move(a));
   }
+  std::vector<std::vector<VolumeChoice>> volumes;
+  const model::NodeInfo& info = snap_.inventory().nodes()[node];
+  if (!ChooseVolumes(Members(pods), info.name, info.labels, snap_.volumes_taken(), &volumes)) {
+    return Status::Of(Code::kError, Stage::kNodes, "the pods' volumes no longer fit the node");
+  }
   for (size_t i = 0; i < pods.size(); ++i) {
     const PodInfo& p = pods_.pods[pods[i]];
-    PodPlacement pl{p.key, node, {}, p.cpu_milli, p.memory_bytes, p.other_milli, p.host_ports};
+    PodPlacement pl{p.key,          node,          {},           p.cpu_milli,
+                    p.memory_bytes, p.other_milli, p.host_ports, std::move(volumes[i])};
     for (const ClaimUse& u : p.claims) pl.claims.push_back(u.key);
     absl::Status st = stmt.Place(std::move(pl), std::move(fresh[i]));
     if (!st.ok()) return Status::Of(Code::kError, Stage::kDevices, std::string(st.message()));

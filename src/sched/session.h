@@ -46,6 +46,8 @@ struct Decision {
   model::NodeId node = model::kNoId;
   // Every claim the pod uses ("ns/name") with its allocation, when scheduled.
   std::vector<std::pair<std::string, api::AllocationResult>> claims;
+  // Its unbound WaitForFirstConsumer claims' volumes on the node, when scheduled.
+  std::vector<VolumeChoice> volumes;
   double seconds = 0;  // time this decision took (its gang's, for members), on options.clock
   // Preemption: the pod does not fit now, but will on `nominated` once the running `victims`
   // (indices into PodSet::pods; whole jobs) are gone; every member of a preempting gang names
@@ -178,6 +180,7 @@ class Session {
     std::vector<size_t> owner;  // the pod that allocates each
   };
   std::optional<Rule> FilterGroup(const std::vector<size_t>& pods, model::NodeId node);
+  std::vector<const PodInfo*> Members(const std::vector<size_t>& pods) const;
   Status GroupClaims(const std::vector<size_t>& pods, model::NodeId node, Rule& rule,
                      GroupClaimSet& out);
   Status Commit(const std::vector<size_t>& pods, model::NodeId node, const GroupClaimSet& set,

@@ -154,6 +154,9 @@ absl::Status Snapshot::Place(PodPlacement p, std::map<std::string, ClaimAllocati
     std::vector<HostPort>& ports = facts_[p.node].host_ports;
     ports.insert(ports.end(), p.host_ports.begin(), p.host_ports.end());
   }
+  for (const VolumeChoice& v : p.volumes) {
+    if (!v.volume.empty()) volumes_taken_.insert(v.volume);
+  }
   std::string key = p.pod;
   pods_.emplace(std::move(key), std::move(p));
   return absl::OkStatus();
@@ -176,6 +179,9 @@ absl::StatusOr<Snapshot::Removed> Snapshot::Remove(const std::string& pod) {
       auto used = std::find(ports.begin(), ports.end(), h);
       if (used != ports.end()) ports.erase(used);
     }
+  }
+  for (const VolumeChoice& v : r.placement.volumes) {
+    if (!v.volume.empty()) volumes_taken_.erase(v.volume);
   }
   for (const std::string& key : r.placement.claims) {
     auto c = claims_.find(key);

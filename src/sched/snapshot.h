@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -53,6 +54,15 @@ struct ClaimAllocation {
   std::vector<std::string> users;  // pod keys
 };
 
+// One unbound WaitForFirstConsumer claim's volume where its pod is placed: a PersistentVolume's
+// name, or "" to provision one for the node (sched/pod_volumes.h).
+struct VolumeChoice {
+  std::string claim;  // "ns/name"
+  std::string uid;
+  std::string volume;
+  bool operator==(const VolumeChoice&) const = default;
+};
+
 struct PodPlacement {
   std::string pod;  // "ns/name"
   model::NodeId node = model::kNoId;
@@ -61,6 +71,7 @@ struct PodPlacement {
   int64_t memory_bytes = 0;
   std::map<std::string, int64_t> other_milli;
   std::vector<HostPort> host_ports;
+  std::vector<VolumeChoice> volumes;
 };
 
 class Snapshot {
@@ -92,6 +103,8 @@ class Snapshot {
   const std::vector<std::string>& warnings() const { return warnings_; }
   const ClaimAllocation* claim(const std::string& key) const;
   const PodPlacement* placement(const std::string& pod) const;
+  // PersistentVolumes placed pods' claims were given in this snapshot (VolumeChoice).
+  const std::set<std::string>& volumes_taken() const { return volumes_taken_; }
   // Every claim allocated, by key.
   const std::map<std::string, ClaimAllocation, std::less<>>& claims() const { return claims_; }
   // Replaces the node order the index searches in (a policy's preference).
@@ -122,6 +135,7 @@ class Snapshot {
   std::vector<std::string> warnings_;
   std::map<std::string, ClaimAllocation, std::less<>> claims_;
   std::map<std::string, PodPlacement, std::less<>> pods_;
+  std::set<std::string> volumes_taken_;
 };
 
 }  // namespace gpuplane::sched

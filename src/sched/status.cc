@@ -26,7 +26,8 @@ std::string RuleText(Rule r, const Status& s) {
     case Rule::kNodeAffinity:
       return "do not match the pod's required node affinity";
     case Rule::kVolumeNode:
-      return "do not match the node affinity of the pod's volumes";
+      return "cannot reach the pod's volumes (node affinity, class topologies or no free "
+             "PersistentVolume)";
     case Rule::kNodeTooSmall:
       return "have less allocatable CPU, memory or other resources than the pod requests";
     case Rule::kNodeResources:

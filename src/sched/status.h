@@ -34,7 +34,7 @@ enum class Rule : uint8_t {
   kNodeTaint,          // a NoSchedule/NoExecute taint the pod does not tolerate
   kNodeSelector,       // the pod's nodeSelector
   kNodeAffinity,       // the pod's required node affinity
-  kVolumeNode,         // its volumes' node affinity, class topologies or provisioning node
+  kVolumeNode,         // its volumes: node affinity, class topologies, no free volume there
   kNodeTooSmall,       // CPU, memory or other requests above the node's allocatable
   kNodeResources,      // CPU, memory, other resources or allocatable pods in use by other pods
   kNodePorts,          // a host port the pod asks for is taken there
