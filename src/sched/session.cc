@@ -388,9 +388,12 @@ Status Session::Commit(const std::vector<size_t>& pods, model::NodeId node,
     size_t slot = std::find(pods.begin(), pods.end(), set.owner[i]) - pods.begin();
     fresh[slot].emplace(set.keys[i], std::move(a));
   }
-  std::vector<std::vector<VolumeChoice>> volumes;
+  std::vector<std::vector<VolumeChoice>> volumes(pods.size());
+  bool binds = false;
+  for (size_t p : pods) binds = binds || !pods_.pods[p].volumes_to_bind.empty();
   const model::NodeInfo& info = snap_.inventory().nodes()[node];
-  if (!ChooseVolumes(Members(pods), info.name, info.labels, snap_.volumes_taken(), &volumes)) {
+  if (binds &&
+      !ChooseVolumes(Members(pods), info.name, info.labels, snap_.volumes_taken(), &volumes)) {
     return Status::Of(Code::kError, Stage::kNodes, "the pods' volumes no longer fit the node");
   }
   for (size_t i = 0; i < pods.size(); ++i) {
