@@ -70,27 +70,24 @@ std::vector<const api::PersistentVolume*> Candidates(const VolumeIndex& ix,
                                                      const api::PersistentVolumeClaim& claim,
                                                      const std::string& class_name,
                                                      bool& reserved) {
+  auto held = ix.reserved.find(claim.metadata.namespace_name + "/" + claim.metadata.name);
+  if (held != ix.reserved.end()) {
+    const std::string uid = Text(Member(held->second->spec.extra, "claimRef"), "uid");
+    if (uid.empty() || uid == claim.metadata.uid) {
+      reserved = true;
+      return {held->second};
+    }
+  }
+  auto free = ix.free_by_class.find(class_name);
+  if (free == ix.free_by_class.end()) return {};
   const api::Doc* resources = Member(claim.spec.extra, "resources");
   const api::Quantity want =
       Storage(resources != nullptr && resources->is_map() ? resources->Find("requests") : nullptr);
   const std::set<std::string> modes = Modes(Member(claim.spec.extra, "accessModes"));
   std::vector<std::pair<api::Quantity, const api::PersistentVolume*>> found;
-  for (const auto& [name, pv] : ix.volumes) {
-    if (pv->metadata.extra.contains("deletionTimestamp")) continue;
-    const api::Doc* ref = Member(pv->spec.extra, "claimRef");
-    if (ref != nullptr && ref->is_map()) {
-      bool ours = Text(ref, "namespace") == claim.metadata.namespace_name &&
-                  Text(ref, "name") == claim.metadata.name &&
-                  (Text(ref, "uid").empty() || Text(ref, "uid") == claim.metadata.uid);
-      if (ours) {
-        reserved = true;
-        return {pv};
-      }
-      continue;
-    }
-    const api::Quantity size = Storage(Member(pv->spec.extra, "capacity"));
+  for (const auto& [size, pv] : free->second) {
     const std::set<std::string> has = Modes(Member(pv->spec.extra, "accessModes"));
-    if (pv->status.phase != "Available" || pv->spec.storage_class_name != class_name ||
+    if (pv->status.phase != "Available" || pv->metadata.extra.contains("deletionTimestamp") ||
         size < want || VolumeMode(pv->spec.extra) != VolumeMode(claim.spec.extra) ||
         !std::includes(has.begin(), has.end(), modes.begin(), modes.end())) {
       continue;
@@ -146,11 +143,18 @@ std::optional<Status> BindLater(const VolumeIndex& ix, const api::PersistentVolu
 
 void VolumeIndex::Add(const api::Object& o) {
   if (const auto* c = std::get_if<api::PersistentVolumeClaim>(&o)) {
-    claims[c->metadata.namespace_name + "/" + c->metadata.name] = c;
+    claims.try_emplace(c->metadata.namespace_name + "/" + c->metadata.name, c);
   } else if (const auto* v = std::get_if<api::PersistentVolume>(&o)) {
-    volumes[v->metadata.name] = v;
+    if (!volumes.try_emplace(v->metadata.name, v).second) return;
+    const api::Doc* ref = Member(v->spec.extra, "claimRef");
+    if (ref != nullptr && ref->is_map()) {
+      reserved.try_emplace(util::Cat(Text(ref, "namespace"), "/", Text(ref, "name")), v);
+    } else {
+      free_by_class[v->spec.storage_class_name].emplace_back(
+          Storage(Member(v->spec.extra, "capacity")), v);
+    }
   } else if (const auto* sc = std::get_if<api::StorageClass>(&o)) {
-    classes[sc->metadata.name] = sc;
+    classes.try_emplace(sc->metadata.name, sc);
   }
 }
 

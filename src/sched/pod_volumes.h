@@ -18,6 +18,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "api/object.h"
@@ -30,6 +31,12 @@ struct VolumeIndex {
   std::map<std::string, const api::PersistentVolumeClaim*> claims;  // "ns/name"
   std::map<std::string, const api::PersistentVolume*> volumes;      // name
   std::map<std::string, const api::StorageClass*> classes;          // name
+  // Volumes no claim holds (no spec.claimRef), by storage class, with their capacity: what an
+  // unbound claim may be given.
+  std::map<std::string, std::vector<std::pair<api::Quantity, const api::PersistentVolume*>>>
+      free_by_class;
+  std::map<std::string, const api::PersistentVolume*> reserved;  // by spec.claimRef "ns/name"
+  // The first object of a name counts (a file given as both cluster and work is read twice).
   void Add(const api::Object& o);
 };
 
