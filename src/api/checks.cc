@@ -1,6 +1,7 @@
 // Cross-field validation rules (exactly-one-of, conditional limits, references between
 // fields) run by the decoder right after a struct is read, while source lines are at hand.
 #include <set>
+#include <utility>
 #include <variant>
 
 #include "api/internal/schemas.h"
@@ -44,6 +45,45 @@ void Schema<NodeSelectorRequirement>::Check(Decoder& d, const Doc& n,
   }
   if ((v.op == "Exists" || v.op == "DoesNotExist") && !v.values.empty()) {
     d.ErrorAt(LineOf(n, "values"), "values", "must be empty for operator " + v.op);
+  }
+}
+
+void Schema<LabelSelectorRequirement>::Check(Decoder& d, const Doc& n,
+                                             const LabelSelectorRequirement& v) {
+  if (!v.op.empty() && v.op != "In" && v.op != "NotIn" && v.op != "Exists" &&
+      v.op != "DoesNotExist") {
+    d.ErrorAt(LineOf(n, "operator"), "operator",
+              "\"" + v.op + "\" is not one of In, NotIn, Exists, DoesNotExist");
+  }
+  if ((v.op == "In" || v.op == "NotIn") && v.values.empty()) {
+    d.ErrorAt(n.line(), "values", "must not be empty for operator " + v.op);
+  }
+  if ((v.op == "Exists" || v.op == "DoesNotExist") && !v.values.empty()) {
+    d.ErrorAt(LineOf(n, "values"), "values", "must be empty for operator " + v.op);
+  }
+}
+
+void Schema<TopologySpreadConstraint>::Check(Decoder& d, const Doc& n,
+                                             const TopologySpreadConstraint& v) {
+  if (n.Find("maxSkew") != nullptr && v.max_skew <= 0) {
+    d.ErrorAt(LineOf(n, "maxSkew"), "maxSkew", "must be greater than zero");
+  }
+  const std::string& when = v.when_unsatisfiable;
+  if (!when.empty() && when != "DoNotSchedule" && when != "ScheduleAnyway") {
+    d.ErrorAt(LineOf(n, "whenUnsatisfiable"), "whenUnsatisfiable",
+              "\"" + when + "\" is not DoNotSchedule or ScheduleAnyway");
+  }
+  if (v.min_domains && *v.min_domains <= 0) {
+    d.ErrorAt(LineOf(n, "minDomains"), "minDomains", "must be greater than zero");
+  } else if (v.min_domains && when == "ScheduleAnyway") {
+    d.ErrorAt(LineOf(n, "minDomains"), "minDomains",
+              "can only be set when whenUnsatisfiable is DoNotSchedule");
+  }
+  for (const auto& [field, value] : {std::pair{"nodeAffinityPolicy", &v.node_affinity_policy},
+                                     std::pair{"nodeTaintsPolicy", &v.node_taints_policy}}) {
+    if (!value->empty() && *value != "Honor" && *value != "Ignore") {
+      d.ErrorAt(LineOf(n, field), field, "\"" + *value + "\" is not Honor or Ignore");
+    }
   }
 }
 
@@ -363,6 +403,16 @@ void Schema<PodSpec>::Check(Decoder& d, const Doc& n, const PodSpec& v) {
     if (!v.volumes[i].name.empty() && !volumes.insert(v.volumes[i].name).second) {
       d.ErrorAt(LineOf(n, "volumes"), util::Cat("volumes[", i, "].name"),
                 "\"" + v.volumes[i].name + "\" names two volumes; give each its own name");
+    }
+  }
+  std::set<std::pair<std::string, std::string>> spreads;
+  for (size_t i = 0; i < v.topology_spread_constraints.size(); ++i) {
+    const TopologySpreadConstraint& c = v.topology_spread_constraints[i];
+    if (!spreads.emplace(c.topology_key, c.when_unsatisfiable).second) {
+      d.ErrorAt(
+          LineOf(n, "topologySpreadConstraints"), util::Cat("topologySpreadConstraints[", i, "]"),
+          util::Cat("a second constraint with topologyKey \"", c.topology_key,
+                    "\" and whenUnsatisfiable ", c.when_unsatisfiable, "; merge the two into one"));
     }
   }
   std::set<std::string, std::less<>> claims;

@@ -52,19 +52,52 @@ struct WorkloadReference {
   bool operator==(const WorkloadReference&) const = default;
 };
 
-// pod.spec.affinity. The scheduler enforces required node affinity; preferred node affinity is
-// kept as written and not scheduled on, and required pod (anti-)affinity makes a pod
-// unschedulable with the reason (sched/pod_set.cc), since ignoring it would break it.
+// pod.spec.affinity. The scheduler enforces the required terms (node affinity, and pod
+// affinity and anti-affinity: sched/pod_topology.h); preferred ones are kept as written and
+// not scored.
 struct NodeAffinity {
   std::optional<NodeSelector> required;  // requiredDuringSchedulingIgnoredDuringExecution
   Passthrough extra;                     // preferredDuringSchedulingIgnoredDuringExecution
   bool operator==(const NodeAffinity&) const = default;
 };
 
+// A term of podAffinity or podAntiAffinity: pods matching `label_selector` in `namespaces`
+// (the pod's own when both lists are empty; every namespace when namespace_selector is the
+// empty selector), in the same domain of `topology_key` as the node.
+struct PodAffinityTerm {
+  std::optional<LabelSelector> label_selector;
+  std::vector<std::string> namespaces;
+  std::string topology_key;
+  std::optional<LabelSelector> namespace_selector;
+  Passthrough extra;  // matchLabelKeys, mismatchLabelKeys (the API server merges them in)
+  bool operator==(const PodAffinityTerm&) const = default;
+};
+
+struct PodAffinity {
+  std::vector<PodAffinityTerm> required;  // requiredDuringSchedulingIgnoredDuringExecution
+  Passthrough extra;                      // preferredDuringSchedulingIgnoredDuringExecution
+  bool operator==(const PodAffinity&) const = default;
+};
+
 struct Affinity {
   std::optional<NodeAffinity> node_affinity;
-  Passthrough extra;  // podAffinity, podAntiAffinity
+  std::optional<PodAffinity> pod_affinity;
+  std::optional<PodAffinity> pod_anti_affinity;
   bool operator==(const Affinity&) const = default;
+};
+
+// pod.spec.topologySpreadConstraints[]: DoNotSchedule ones are node filters
+// (sched/pod_topology.h); ScheduleAnyway ones are preferences, not scored.
+struct TopologySpreadConstraint {
+  int32_t max_skew = 0;
+  std::string topology_key;
+  std::string when_unsatisfiable;  // DoNotSchedule, ScheduleAnyway
+  std::optional<LabelSelector> label_selector;
+  std::optional<int32_t> min_domains;
+  std::string node_affinity_policy;  // Honor (default), Ignore
+  std::string node_taints_policy;    // Ignore (default), Honor
+  std::vector<std::string> match_label_keys;
+  bool operator==(const TopologySpreadConstraint&) const = default;
 };
 
 // pod.spec.volumes[]: the claim a persistentVolumeClaim volume names; an `ephemeral` volume's
@@ -94,6 +127,7 @@ struct PodSpec {
   std::vector<Toleration> tolerations;
   std::map<std::string, std::string> node_selector;
   std::optional<Affinity> affinity;
+  std::vector<TopologySpreadConstraint> topology_spread_constraints;
   std::optional<WorkloadReference> workload_ref;
   std::vector<Volume> volumes;
   Passthrough extra;

@@ -1,5 +1,5 @@
-// Object metadata and small shared shapes (node selectors, taints, tolerations) used by the
-// Kubernetes object structs. Plain value types; copyable; not synchronized.
+// Object metadata and small shared shapes (node and label selectors, taints, tolerations) used by
+// the Kubernetes object structs. Plain value types; copyable; not synchronized.
 #ifndef GPUPLANE_API_META_H_
 #define GPUPLANE_API_META_H_
 
@@ -47,6 +47,21 @@ struct NodeSelectorTerm {
 struct NodeSelector {
   std::vector<NodeSelectorTerm> node_selector_terms;
   bool operator==(const NodeSelector&) const = default;
+};
+
+// metav1.LabelSelector: every matchLabels pair and every requirement must hold. An empty
+// selector matches everything; a missing one (std::nullopt where it is optional) nothing.
+struct LabelSelectorRequirement {
+  std::string key;
+  std::string op;  // In, NotIn, Exists, DoesNotExist
+  std::vector<std::string> values;
+  bool operator==(const LabelSelectorRequirement&) const = default;
+};
+
+struct LabelSelector {
+  std::map<std::string, std::string> match_labels;
+  std::vector<LabelSelectorRequirement> match_expressions;
+  bool operator==(const LabelSelector&) const = default;
 };
 
 // core/v1 Taint and resource.k8s.io DeviceTaint share this shape.

@@ -125,12 +125,12 @@ TEST_F(SchedulerPlaneTest, BindsClaimsFromTemplatesAndExplainsThePodsItCannotPla
   (void)a100;
 }
 
-// Required node affinity picks the node (without it the pod would take the A100, the least
-// valuable fit); a pod with required pod anti-affinity, which gpuplane does not place by, is
-// not bound and says why.
-TEST_F(SchedulerPlaneTest, RequiredNodeAffinityIsFollowedAndPodAffinityRefusedWithTheReason) {
-  Node("a", "A100", 1);
-  std::string h100 = Node("h", "H100", 1);
+// Required node affinity picks the node; pods asking to be apart (required anti-affinity on a
+// node label, as the API server stores it) go to different nodes though both fit the A100 node
+// (least worth first), and a third, for which neither node is left, waits with the reason.
+TEST_F(SchedulerPlaneTest, RequiredNodeAffinityAndPodAntiAffinityAreFollowed) {
+  std::string a100 = Node("a", "A100", 2, {{"rack", "r-a"}});
+  std::string h100 = Node("h", "H100", 2, {{"rack", "r-h"}});
   Create("/apis/resource.k8s.io/v1/namespaces/" + ns_ + "/resourceclaimtemplates",
          {{"metadata", {{"name", "one"}}}, {"spec", {{"spec", ClaimSpec(1, "")}}}});
   const json one = {{"name", "gpu"}, {"resourceClaimTemplateName", "one"}};
@@ -140,21 +140,44 @@ TEST_F(SchedulerPlaneTest, RequiredNodeAffinityIsFollowedAndPodAffinityRefusedWi
       {{"affinity",
         {{"nodeAffinity",
           {{"requiredDuringSchedulingIgnoredDuringExecution", {{"nodeSelectorTerms", terms}}}}}}}});
-  json apart = {{"labelSelector", {{"matchLabels", {{"app", "x"}}}}},
-                {"topologyKey", "kubernetes.io/hostname"}};
-  Pod("apart", one,
-      {{"affinity",
-        {{"podAntiAffinity",
-          {{"requiredDuringSchedulingIgnoredDuringExecution", json::array({apart})}}}}}});
+  json apart = {{"labelSelector", {{"matchLabels", {{"app", "apart"}}}}}, {"topologyKey", "rack"}};
+  for (const char* name : {"apart-0", "apart-1", "apart-2"}) {
+    Create("/api/v1/namespaces/" + ns_ + "/pods",
+           {{"metadata", {{"name", name}, {"labels", {{"app", "apart"}}}}},
+            {"spec",
+             {{"schedulerName", name_},
+              {"containers",
+               json::array({{{"name", "c"},
+                             {"image", "pause"},
+                             {"resources", {{"claims", json::array({{{"name", "gpu"}}})}}}}})},
+              {"resourceClaims", json::array({one})},
+              {"affinity",
+               {{"podAntiAffinity",
+                 {{"requiredDuringSchedulingIgnoredDuringExecution", json::array({apart})}}}}}}}});
+  }
   Start();
 
   ASSERT_TRUE(Eventually([&] { return !NodeOf("pinned").empty(); })) << status_;
   EXPECT_EQ(NodeOf("pinned"), h100);
-  ASSERT_TRUE(Eventually([&] { return Condition("apart", "PodScheduled").is_object(); }));
-  json c = Condition("apart", "PodScheduled");
+  ASSERT_TRUE(Eventually([&] {
+    int bound = 0;
+    for (const char* name : {"apart-0", "apart-1", "apart-2"}) bound += !NodeOf(name).empty();
+    return bound == 2;
+  })) << status_;
+  std::set<std::string> nodes;
+  std::string waiting;
+  for (const char* name : {"apart-0", "apart-1", "apart-2"}) {
+    if (NodeOf(name).empty())
+      waiting = name;
+    else
+      nodes.insert(NodeOf(name));
+  }
+  EXPECT_EQ(nodes, (std::set<std::string>{a100, h100}));
+  ASSERT_TRUE(Eventually([&] { return Condition(waiting, "PodScheduled").is_object(); }));
+  json c = Condition(waiting, "PodScheduled");
   EXPECT_EQ(c["status"], "False");
-  EXPECT_NE(c["message"].get<std::string>().find("podAntiAffinity"), std::string::npos) << c;
-  EXPECT_EQ(NodeOf("apart"), "");
+  EXPECT_NE(c["message"].get<std::string>().find("anti-affinity"), std::string::npos) << c;
+  EXPECT_EQ(NodeOf(waiting), "") << "a node was left with a free GPU, but not for this pod";
 }
 
 // A pod's volumes decide its node: a claim bound to a local volume keeps the pod on that

@@ -15,6 +15,12 @@ struct RequestStats {
 };
 
 // The device rule for `node` from the index's counts (kAllocation when counts suffice).
+// Rules that pods placed or leaving change: the node's devices are looked at too.
+bool ByPods(Rule r) {
+  return r == Rule::kNodeResources || r == Rule::kNodePorts || r == Rule::kTopologySpread ||
+         r == Rule::kPodAffinity || r == Rule::kPodAntiAffinity;
+}
+
 Rule DeviceRule(alloc::NodeIndex& index, const std::vector<const alloc::CompiledClaim*>& claims,
                 model::NodeId node, const std::string& node_name,
                 std::map<std::pair<size_t, size_t>, RequestStats>& stats) {
@@ -89,15 +95,12 @@ Status Session::Diagnose(size_t pod, const std::vector<model::NodeId>* nodes) {
     std::optional<Rule> rule = node_filter_.Filter(snap_, p, n, s.taint);
     if (!rule && pinned != model::kNoId && n != pinned) rule = Rule::kSharedClaim;
     if (!rule && p.priority < Held(n)) rule = Rule::kReserved;
-    if (!rule || *rule == Rule::kNodeResources || *rule == Rule::kNodePorts) {
+    if (!rule || ByPods(*rule)) {
       Rule device = DeviceRule(snap_.index(), claims, n, inv.nodes()[n].name, stats);
       if (!rule || Permanent(device)) rule = device;
     }
     ++s.rule_nodes[static_cast<size_t>(*rule)];
-    if (*rule == Rule::kNodeResources || *rule == Rule::kNodePorts || *rule == Rule::kSharedClaim ||
-        *rule == Rule::kReserved) {
-      could_free = true;
-    }
+    if (ByPods(*rule) || *rule == Rule::kSharedClaim || *rule == Rule::kReserved) could_free = true;
     if (*rule == Rule::kTooFewFree || *rule == Rule::kAllocation) retry.push_back(n);
   }
   const std::pair<const std::pair<size_t, size_t>, RequestStats>* deciding = nullptr;

@@ -8,8 +8,8 @@ namespace gpuplane::sched {
 namespace {
 
 // Members that are interchangeable: same claims (all from templates), requests, tolerations,
-// nodeSelector, affinity and volume constraints. Among twins, placements are tried in node order
-// only, and skipped members come last.
+// nodeSelector, affinity, spread constraints, volume constraints, and labels when read. Among
+// twins, placements are tried in node order only, and skipped members come last.
 bool Twins(const PodInfo& a, const PodInfo& b) {
   if (a.problem || b.problem || a.claims.size() != b.claims.size()) return false;
   if (a.cpu_milli != b.cpu_milli || a.memory_bytes != b.memory_bytes ||
@@ -19,7 +19,13 @@ bool Twins(const PodInfo& a, const PodInfo& b) {
   if (a.pod->spec.tolerations != b.pod->spec.tolerations ||
       a.pod->spec.node_selector != b.pod->spec.node_selector ||
       a.pod->spec.affinity != b.pod->spec.affinity || a.volume_selectors != b.volume_selectors ||
-      a.volume_node != b.volume_node) {
+      a.volume_node != b.volume_node ||
+      a.pod->spec.topology_spread_constraints != b.pod->spec.topology_spread_constraints) {
+    return false;
+  }
+  // Labels matter only where some pod's terms read them (pod_topology.h); members' labels
+  // often differ (a Job's completion index).
+  if ((a.labels || b.labels) && a.pod->metadata.labels != b.pod->metadata.labels) {
     return false;
   }
   for (size_t i = 0; i < a.claims.size(); ++i) {

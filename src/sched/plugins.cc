@@ -157,7 +157,30 @@ std::optional<Rule> KubeNodeFilter::Filter(const Snapshot& s, const PodInfo& pod
       (f.has_node && OtherShort(pod.other_milli, f.other_allocatable, &f.other_requested))) {
     return Rule::kNodeResources;
   }
+  if (Asks(s, pod)) return TopologyOf(s, pod).Check(s, node, {});
   return std::nullopt;
+}
+
+std::optional<Rule> KubeNodeFilter::FilterBeside(const Snapshot& s, const PodInfo& pod,
+                                                 model::NodeId node,
+                                                 const std::vector<const PodInfo*>& also) const {
+  if (!pod.labels || (also.empty() && !Asks(s, pod))) return std::nullopt;
+  return TopologyOf(s, pod).Check(s, node, also);
+}
+
+bool KubeNodeFilter::Asks(const Snapshot& s, const PodInfo& pod) {
+  return pod.labels && (!s.anti_affinity_pods().empty() || AsksPodTopology(pod.pod->spec));
+}
+
+const PodTopology& KubeNodeFilter::TopologyOf(const Snapshot& s, const PodInfo& pod) const {
+  if (memo_.snapshot != &s || memo_.version != s.version() || memo_.pod != &pod ||
+      !memo_.topology) {
+    memo_.topology.emplace(s, pod);
+    memo_.snapshot = &s;
+    memo_.version = s.version();
+    memo_.pod = &pod;
+  }
+  return *memo_.topology;
 }
 
 const std::vector<std::string>& NodeOrderNames() {

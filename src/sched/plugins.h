@@ -22,6 +22,7 @@
 #include "absl/status/statusor.h"
 #include "alloc/request.h"
 #include "sched/pod_set.h"
+#include "sched/pod_topology.h"
 #include "sched/snapshot.h"
 #include "sched/status.h"
 
@@ -60,14 +61,33 @@ class NodeFilter {
 // (NoSchedule and NoExecute), NodeSelector (spec.nodeSelector), NodeAffinity (its required
 // terms; preferred ones are not scored), VolumeBinding's node checks (the node affinity of the
 // pod's volumes, sched/pod_volumes.h), NodePorts (host ports taken by placed pods,
-// sched/host_ports.h) and NodeResourcesFit (CPU and memory requests against
+// sched/host_ports.h), NodeResourcesFit (CPU and memory requests against
 // allocatable, minus what placed pods request; the same for every other resource requested,
 // such as ephemeral-storage or a device plugin's nvidia.com/gpu, one a Node does not list
-// holding none; and allocatable pods, minus the placed ones).
+// holding none; and allocatable pods, minus the placed ones), PodTopologySpread and
+// InterPodAffinity (sched/pod_topology.h; their counts are kept for the last pod and snapshot
+// version asked about, so one instance serves one session).
 class KubeNodeFilter : public NodeFilter {
  public:
   std::optional<Rule> Filter(const Snapshot& s, const PodInfo& pod, model::NodeId node,
                              std::string& taint) const override;
+  // The inter-pod rules alone for `pod` on `node`, with `also` going there with it (a gang's
+  // members placed together).
+  std::optional<Rule> FilterBeside(const Snapshot& s, const PodInfo& pod, model::NodeId node,
+                                   const std::vector<const PodInfo*>& also) const;
+
+ private:
+  // Whether `pod` has inter-pod rules to check against `s`.
+  static bool Asks(const Snapshot& s, const PodInfo& pod);
+  const PodTopology& TopologyOf(const Snapshot& s, const PodInfo& pod) const;
+
+  struct Memo {
+    const Snapshot* snapshot = nullptr;
+    uint64_t version = 0;
+    const PodInfo* pod = nullptr;
+    std::optional<PodTopology> topology;
+  };
+  mutable Memo memo_;
 };
 
 class NodeOrder {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <memory>
 
 #include "sched/checkpoints.h"
 #include "sched/pod_volumes.h"
@@ -156,31 +157,38 @@ PodInfo DescribePod(const api::SourcedObject& o, size_t input) {
 
 namespace {
 
-// The first required inter-pod term the pod asks for ("podAffinity" or "podAntiAffinity"), or
-// "". gpuplane does not place by other pods' labels; ignoring such a term would break it.
-std::string RequiredPodAffinity(const api::PodSpec& spec) {
-  if (!spec.affinity) return "";
-  for (const char* kind : {"podAffinity", "podAntiAffinity"}) {
-    auto it = spec.affinity->extra.find(kind);
-    if (it == spec.affinity->extra.end()) continue;
-    const api::Doc* terms = it->second.Find("requiredDuringSchedulingIgnoredDuringExecution");
-    if (terms != nullptr && terms->is_seq() && !terms->items().empty()) return kind;
+// When some pod's terms read other pods' labels (sched/pod_topology.h), every pod carries
+// its labels into its placement; else none does, and the filters cost nothing.
+void LabelPods(PodSet& set) {
+  bool asked = std::any_of(set.pods.begin(), set.pods.end(), [](const PodInfo& p) {
+    const api::PodSpec& spec = p.pod->spec;
+    return AsksPodTopology(spec);
+  });
+  if (!asked) return;
+  for (PodInfo& p : set.pods) {
+    const api::Pod& pod = *p.pod;
+    auto labels = std::make_shared<PodLabels>();
+    labels->ns = pod.metadata.namespace_name;
+    labels->labels = pod.metadata.labels;
+    if (pod.spec.affinity && pod.spec.affinity->pod_anti_affinity) {
+      labels->anti_affinity = pod.spec.affinity->pod_anti_affinity->required;
+    }
+    labels->terminating = p.terminating;
+    p.labels = std::move(labels);
   }
-  return "";
 }
 
 PodInfo MakePod(const Index& ix, const api::SourcedObject& o, size_t input) {
   PodInfo p = DescribePod(o, input);
   ResolveClaims(ix, o, p);
-  if (std::string kind = RequiredPodAffinity(p.pod->spec);
-      !p.problem && p.bound_node.empty() && !kind.empty()) {
+  if (std::string term = UnsupportedTerm(p.pod->spec);
+      !p.problem && p.bound_node.empty() && !term.empty()) {
     p.problem = Status::Of(
         Code::kUnresolvable, Stage::kInput,
-        util::Cat(Where(o), "spec.affinity.", kind,
-                  ".requiredDuringSchedulingIgnoredDuringExecution is not supported by gpuplane, "
-                  "which would ignore it, so the pod is not placed (remove the term, use a gang "
-                  "with gpuplane.io/topology-required to keep pods together, or give the pod "
-                  "another schedulerName)"));
+        util::Cat(Where(o), term,
+                  " selects namespaces by label, which gpuplane does not read, so the pod is not "
+                  "placed (list the namespaces in `namespaces`, use an empty namespaceSelector "
+                  "for every namespace, or give the pod another schedulerName)"));
   }
   if (!p.problem && p.bound_node.empty()) ResolveVolumes(ix.volumes, Where(o), p);
   return p;
@@ -311,6 +319,7 @@ PodSet BuildPodSet(const api::ObjectRefs& work, const api::ObjectRefs& cluster) 
     set.pods.push_back(std::move(p));
   }
   CheckComplete(set);
+  LabelPods(set);
   return set;
 }
 

@@ -18,12 +18,14 @@
 #define GPUPLANE_SCHED_POD_SET_H_
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "api/object.h"
 #include "sched/host_ports.h"
+#include "sched/pod_topology.h"
 #include "sched/status.h"
 
 namespace gpuplane::sched {
@@ -80,6 +82,9 @@ struct PodInfo {
   std::vector<api::NodeSelector> volume_selectors;
   std::string volume_node;
   std::vector<VolumeToBind> volumes_to_bind;
+  // Its namespace, labels and anti-affinity terms for other pods' terms (sched/pod_topology.h);
+  // set for every pod of a set where some pod asks for pod affinity, anti-affinity or spread.
+  std::shared_ptr<const PodLabels> labels;
   std::optional<Status> problem;
 };
 

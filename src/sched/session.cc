@@ -183,6 +183,7 @@ void Session::PlaceBound(std::vector<Decision>& out) {
     PodPlacement pl{p.key,       n.value_or(model::kNoId), {},
                     p.cpu_milli, p.memory_bytes,           p.other_milli,
                     p.host_ports};
+    pl.labels = p.labels;
     for (const ClaimUse& u : p.claims) pl.claims.push_back(u.key);
     if (stmt.Place(std::move(pl), {}).ok() && n) {
       Fill(p.input, *n, out[p.input]);
@@ -293,9 +294,16 @@ std::optional<Rule> Session::FilterGroup(const std::vector<size_t>& pods, model:
   bool binds = false;           // some member has claims to bind (pod_volumes.h)
   std::string taint;
   const int32_t held = Held(node);
+  std::vector<const PodInfo*> before;  // members ahead of this one, going to the node too
   for (size_t p : pods) {
     if (pods_.pods[p].priority < held) return Rule::kReserved;
     if (std::optional<Rule> r = node_filter_.Filter(snap_, pods_.pods[p], node, taint)) return r;
+    if (!before.empty()) {
+      if (std::optional<Rule> r = node_filter_.FilterBeside(snap_, pods_.pods[p], node, before)) {
+        return r;
+      }
+    }
+    before.push_back(&pods_.pods[p]);
     if (AnyConflict(pods_.pods[p].host_ports, ports)) return Rule::kNodePorts;
     ports.insert(ports.end(), pods_.pods[p].host_ports.begin(), pods_.pods[p].host_ports.end());
     binds = binds || !pods_.pods[p].volumes_to_bind.empty();
@@ -399,7 +407,8 @@ Status Session::Commit(const std::vector<size_t>& pods, model::NodeId node,
   for (size_t i = 0; i < pods.size(); ++i) {
     const PodInfo& p = pods_.pods[pods[i]];
     PodPlacement pl{p.key,          node,          {},           p.cpu_milli,
-                    p.memory_bytes, p.other_milli, p.host_ports, std::move(volumes[i])};
+                    p.memory_bytes, p.other_milli, p.host_ports, std::move(volumes[i]),
+                    p.labels};
     for (const ClaimUse& u : p.claims) pl.claims.push_back(u.key);
     absl::Status st = stmt.Place(std::move(pl), std::move(fresh[i]));
     if (!st.ok()) return Status::Of(Code::kError, Stage::kDevices, std::string(st.message()));

@@ -157,8 +157,10 @@ absl::Status Snapshot::Place(PodPlacement p, std::map<std::string, ClaimAllocati
   for (const VolumeChoice& v : p.volumes) {
     if (!v.volume.empty()) volumes_taken_.insert(v.volume);
   }
+  if (p.labels && !p.labels->anti_affinity.empty()) anti_pods_.insert(p.pod);
   std::string key = p.pod;
   pods_.emplace(std::move(key), std::move(p));
+  ++version_;
   return absl::OkStatus();
 }
 
@@ -167,6 +169,8 @@ absl::StatusOr<Snapshot::Removed> Snapshot::Remove(const std::string& pod) {
   if (it == pods_.end()) return absl::NotFoundError(util::Cat("pod ", pod, " is not placed"));
   Removed r{std::move(it->second), {}};
   pods_.erase(it);
+  anti_pods_.erase(pod);
+  ++version_;
   if (r.placement.node != model::kNoId) {
     facts_[r.placement.node].cpu_requested -= r.placement.cpu_milli;
     facts_[r.placement.node].memory_requested -= r.placement.memory_bytes;

@@ -24,6 +24,7 @@
 #include "model/allocation_state.h"
 #include "model/inventory.h"
 #include "sched/host_ports.h"
+#include "sched/pod_topology.h"
 
 namespace gpuplane::sched {
 
@@ -72,6 +73,9 @@ struct PodPlacement {
   std::map<std::string, int64_t> other_milli;
   std::vector<HostPort> host_ports;
   std::vector<VolumeChoice> volumes;
+  // What other pods' affinity, anti-affinity and spread terms read of it (sched/pod_topology.h);
+  // null when no pod of the pass has such terms.
+  std::shared_ptr<const PodLabels> labels;
 };
 
 class Snapshot {
@@ -105,6 +109,14 @@ class Snapshot {
   const PodPlacement* placement(const std::string& pod) const;
   // PersistentVolumes placed pods' claims were given in this snapshot (VolumeChoice).
   const std::set<std::string>& volumes_taken() const { return volumes_taken_; }
+  // Every pod placed, by key.
+  const std::map<std::string, PodPlacement, std::less<>>& placements() const { return pods_; }
+  // Changes with every Place and Remove: what was computed from the placements at one version
+  // holds while it is unchanged.
+  uint64_t version() const { return version_; }
+  // Placed pods with required anti-affinity terms, which every pod placed after them must
+  // respect (sched/pod_topology.h).
+  const std::set<std::string, std::less<>>& anti_affinity_pods() const { return anti_pods_; }
   // Every claim allocated, by key.
   const std::map<std::string, ClaimAllocation, std::less<>>& claims() const { return claims_; }
   // Replaces the node order the index searches in (a policy's preference).
@@ -136,6 +148,8 @@ class Snapshot {
   std::map<std::string, ClaimAllocation, std::less<>> claims_;
   std::map<std::string, PodPlacement, std::less<>> pods_;
   std::set<std::string> volumes_taken_;
+  uint64_t version_ = 0;
+  std::set<std::string, std::less<>> anti_pods_;
 };
 
 }  // namespace gpuplane::sched

@@ -35,6 +35,13 @@ std::string RuleText(Rule r, const Status& s) {
              "another pod";
     case Rule::kNodePorts:
       return "have a host port the pod asks for in use";
+    case Rule::kTopologySpread:
+      return "would break the pod's topology spread constraints (DoNotSchedule)";
+    case Rule::kPodAffinity:
+      return "are not in a topology domain with the pods the pod's required pod affinity names";
+    case Rule::kPodAntiAffinity:
+      return "are in a topology domain with pods the pod's (or their) required anti-affinity "
+             "excludes";
     case Rule::kNoMatchingDevice:
       return util::Cat("have no device of class ", c.device_class, " matching request ", c.request,
                        " of ResourceClaim ", c.claim);
@@ -150,6 +157,16 @@ std::string Hint(const Status& s) {
   }
   if (s.rule_nodes[static_cast<size_t>(Rule::kNodeResources)] > 0) {
     return "CPU or memory freed on a node that has the devices";
+  }
+  if (s.rule_nodes[static_cast<size_t>(Rule::kPodAntiAffinity)] > 0) {
+    return "the pods the anti-affinity excludes leaving a topology domain that has room";
+  }
+  if (s.rule_nodes[static_cast<size_t>(Rule::kPodAffinity)] > 0) {
+    return "a pod its required pod affinity names running in a topology domain that has room";
+  }
+  if (s.rule_nodes[static_cast<size_t>(Rule::kTopologySpread)] > 0) {
+    return "room in the topology domains with the fewest matching pods, or matching pods "
+           "leaving the others";
   }
   if (s.stage == Stage::kGang) return "room for every member of the gang at once";
   return "devices freed by work that ends, or preemption";

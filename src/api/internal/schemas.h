@@ -541,10 +541,61 @@ struct Schema<NodeAffinity> {
 };
 
 template <>
+struct Schema<LabelSelectorRequirement> {
+  static constexpr auto kFields = std::tuple{
+      F("key", &LabelSelectorRequirement::key, {.required = true, .value = Fmt::kLabelKey}),
+      F("operator", &LabelSelectorRequirement::op, kRequired),
+      F("values", &LabelSelectorRequirement::values, {.value = Fmt::kLabelValue})};
+  static void Check(Decoder& d, const Doc& n, const LabelSelectorRequirement& v);
+};
+
+template <>
+struct Schema<LabelSelector> {
+  static constexpr auto kFields =
+      std::tuple{F("matchLabels", &LabelSelector::match_labels,
+                   {.value = Fmt::kLabelValue, .key = Fmt::kLabelKey}),
+                 F("matchExpressions", &LabelSelector::match_expressions)};
+};
+
+template <>
+struct Schema<PodAffinityTerm> {
+  static constexpr auto kFields = std::tuple{
+      F("labelSelector", &PodAffinityTerm::label_selector),
+      F("namespaces", &PodAffinityTerm::namespaces, {.value = Fmt::kDnsLabel}),
+      F("topologyKey", &PodAffinityTerm::topology_key, {.required = true, .value = Fmt::kLabelKey}),
+      F("namespaceSelector", &PodAffinityTerm::namespace_selector)};
+  static constexpr std::array<std::string_view, 2> kPassthrough = {"matchLabelKeys",
+                                                                   "mismatchLabelKeys"};
+};
+
+template <>
+struct Schema<PodAffinity> {
+  static constexpr auto kFields =
+      std::tuple{F("requiredDuringSchedulingIgnoredDuringExecution", &PodAffinity::required)};
+  static constexpr std::array<std::string_view, 1> kPassthrough = {
+      "preferredDuringSchedulingIgnoredDuringExecution"};
+};
+
+template <>
 struct Schema<Affinity> {
-  static constexpr auto kFields = std::tuple{F("nodeAffinity", &Affinity::node_affinity)};
-  static constexpr std::array<std::string_view, 2> kPassthrough = {"podAffinity",
-                                                                   "podAntiAffinity"};
+  static constexpr auto kFields = std::tuple{F("nodeAffinity", &Affinity::node_affinity),
+                                             F("podAffinity", &Affinity::pod_affinity),
+                                             F("podAntiAffinity", &Affinity::pod_anti_affinity)};
+};
+
+template <>
+struct Schema<TopologySpreadConstraint> {
+  static constexpr auto kFields = std::tuple{
+      F("maxSkew", &TopologySpreadConstraint::max_skew, kRequired),
+      F("topologyKey", &TopologySpreadConstraint::topology_key,
+        {.required = true, .value = Fmt::kLabelKey}),
+      F("whenUnsatisfiable", &TopologySpreadConstraint::when_unsatisfiable, kRequired),
+      F("labelSelector", &TopologySpreadConstraint::label_selector),
+      F("minDomains", &TopologySpreadConstraint::min_domains),
+      F("nodeAffinityPolicy", &TopologySpreadConstraint::node_affinity_policy),
+      F("nodeTaintsPolicy", &TopologySpreadConstraint::node_taints_policy),
+      F("matchLabelKeys", &TopologySpreadConstraint::match_label_keys, {.value = Fmt::kLabelKey})};
+  static void Check(Decoder& d, const Doc& n, const TopologySpreadConstraint& v);
 };
 
 template <>
@@ -596,19 +647,21 @@ struct Schema<Volume> {
 
 template <>
 struct Schema<PodSpec> {
-  static constexpr auto kFields = std::tuple{F("schedulerName", &PodSpec::scheduler_name),
-                                             F("nodeName", &PodSpec::node_name),
-                                             F("priority", &PodSpec::priority),
-                                             F("priorityClassName", &PodSpec::priority_class_name),
-                                             F("resourceClaims", &PodSpec::resource_claims),
-                                             F("containers", &PodSpec::containers),
-                                             F("initContainers", &PodSpec::init_containers),
-                                             F("tolerations", &PodSpec::tolerations),
-                                             F("nodeSelector", &PodSpec::node_selector),
-                                             F("affinity", &PodSpec::affinity),
-                                             F("workloadRef", &PodSpec::workload_ref),
-                                             F("volumes", &PodSpec::volumes)};
-  static constexpr std::array<std::string_view, 29> kPassthrough = {"restartPolicy",
+  static constexpr auto kFields =
+      std::tuple{F("schedulerName", &PodSpec::scheduler_name),
+                 F("nodeName", &PodSpec::node_name),
+                 F("priority", &PodSpec::priority),
+                 F("priorityClassName", &PodSpec::priority_class_name),
+                 F("resourceClaims", &PodSpec::resource_claims),
+                 F("containers", &PodSpec::containers),
+                 F("initContainers", &PodSpec::init_containers),
+                 F("tolerations", &PodSpec::tolerations),
+                 F("nodeSelector", &PodSpec::node_selector),
+                 F("affinity", &PodSpec::affinity),
+                 F("topologySpreadConstraints", &PodSpec::topology_spread_constraints),
+                 F("workloadRef", &PodSpec::workload_ref),
+                 F("volumes", &PodSpec::volumes)};
+  static constexpr std::array<std::string_view, 28> kPassthrough = {"restartPolicy",
                                                                     "terminationGracePeriodSeconds",
                                                                     "dnsPolicy",
                                                                     "serviceAccountName",
@@ -622,7 +675,6 @@ struct Schema<PodSpec> {
                                                                     "preemptionPolicy",
                                                                     "runtimeClassName",
                                                                     "overhead",
-                                                                    "topologySpreadConstraints",
                                                                     "schedulingGates",
                                                                     "subdomain",
                                                                     "hostname",

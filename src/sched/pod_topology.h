@@ -1,0 +1,110 @@
+// Placing pods by other pods' labels, as kube-scheduler's InterPodAffinity and PodTopologySpread
+// filters decide (Kubernetes 1.35):
+// - required podAffinity: each term needs a placed pod it matches in the node's domain of its
+//   topologyKey (a pod whose terms no placed pod matches may go anywhere with the keys if it
+//   matches all its terms itself: the first of a set of pods asking to be together);
+// - required podAntiAffinity: no placed pod a term matches in the node's domain, and no placed
+//   pod whose own anti-affinity term matches this pod in the domain (symmetry);
+// - topologySpreadConstraints with DoNotSchedule: the pods matching the selector in the pod's
+//   namespace (not being deleted) per domain of the key over the eligible nodes (those with the
+//   key, matching the pod's nodeSelector and node affinity unless nodeAffinityPolicy is Ignore,
+//   with taints it tolerates when nodeTaintsPolicy is Honor); the node's domain with this pod
+//   may exceed the emptiest domain (0 when there are fewer domains than minDomains) by at most
+//   maxSkew. A node without the key fails.
+// Pods counted are those placed in the Snapshot: bound, and placed earlier in the pass.
+// Differences from kube-scheduler: each affinity term counts its own matches (kube pools
+// terms that share a topology key), and a term's non-empty namespaceSelector (namespace labels
+// are not read) refuses the pending pod, and makes a placed pod's anti-affinity term match in
+// every namespace, so that term is never broken.
+//
+// PodLabels are plain values, shared read-only between a PodInfo and its placements.
+// PodTopology borrows the pod and snapshot it was made for and is valid until the snapshot
+// changes (Snapshot::version). Not synchronized.
+#ifndef GPUPLANE_SCHED_POD_TOPOLOGY_H_
+#define GPUPLANE_SCHED_POD_TOPOLOGY_H_
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "api/core_types.h"
+#include "model/inventory.h"
+#include "sched/status.h"
+
+namespace gpuplane::sched {
+
+struct PodInfo;
+class Snapshot;
+struct PodPlacement;
+
+// What other pods' terms read of a pod: its namespace, labels, required anti-affinity terms
+// (which bind the pods placed after it), and whether it is being deleted.
+struct PodLabels {
+  std::string ns;
+  std::map<std::string, std::string> labels;
+  std::vector<api::PodAffinityTerm> anti_affinity;
+  bool terminating = false;
+};
+
+// Whether `labels` satisfy every matchLabels pair and requirement of `s`.
+bool MatchesLabels(const api::LabelSelector& s, const std::map<std::string, std::string>& labels);
+
+// Whether `term`, written in a pod of namespace `owner_ns`, matches a pod of namespace `ns` with
+// `labels` (a missing labelSelector matches nothing).
+bool TermMatches(const api::PodAffinityTerm& term, const std::string& owner_ns,
+                 const std::string& ns, const std::map<std::string, std::string>& labels);
+
+// Whether the pod asks for anything the filters below check: a required pod affinity or
+// anti-affinity term, or a DoNotSchedule spread constraint.
+bool AsksPodTopology(const api::PodSpec& spec);
+
+// The first required term with a non-empty namespaceSelector ("spec.affinity.podAffinity..."
+// path), or "": gpuplane reads no Namespace labels.
+std::string UnsupportedTerm(const api::PodSpec& spec);
+
+// The counts kube-scheduler's PreFilter takes, for one pod against one snapshot.
+class PodTopology {
+ public:
+  PodTopology(const Snapshot& s, const PodInfo& pod);
+
+  // The rule that rejects `node`: kPodAffinity, kPodAntiAffinity or kTopologySpread; `also`
+  // are pods going to `node` with this one (a gang's members placed together), counted as
+  // placed there.
+  std::optional<Rule> Check(const Snapshot& s, model::NodeId node,
+                            const std::vector<const PodInfo*>& also) const;
+
+ private:
+  struct Spread {
+    const api::TopologySpreadConstraint* c;
+    std::map<std::string, int> counts;  // every eligible domain, with its matching pods
+    bool self = false;                  // the pod matches its own selector
+  };
+  std::optional<Rule> CheckAffinity(const std::map<std::string, std::string>& node,
+                                    const std::vector<const PodInfo*>& also) const;
+  std::optional<Rule> CheckAnti(const std::map<std::string, std::string>& node,
+                                const std::vector<const PodInfo*>& also) const;
+  bool SpreadFits(const Spread& sp, model::NodeId node, const std::string& domain,
+                  const std::vector<const PodInfo*>& also) const;
+  void EligibleDomains(const Snapshot& s, const PodInfo& pod);
+  // Adds a placed pod to the counts.
+  void Count(const Snapshot& s, const PodPlacement& pl);
+
+  std::string ns_;
+  const std::map<std::string, std::string>* labels_;
+  const std::vector<api::PodAffinityTerm>* affinity_ = nullptr;
+  const std::vector<api::PodAffinityTerm>* anti_ = nullptr;
+  std::vector<std::map<std::string, int>> affinity_counts_;  // per term: domain -> pods
+  bool any_affinity_match_ = false;
+  bool self_matches_all_ = false;
+  std::vector<std::set<std::string>> anti_domains_;             // per term: domains holding a match
+  std::map<std::string, std::set<std::string>> existing_anti_;  // key -> domains refusing it
+  std::vector<Spread> spread_;
+  std::vector<char> eligible_;  // by node: counted by the spread constraints
+};
+
+}  // namespace gpuplane::sched
+
+#endif  // GPUPLANE_SCHED_POD_TOPOLOGY_H_
