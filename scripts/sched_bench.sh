@@ -10,6 +10,8 @@
 #   (g) 10,000 pods, half of an opportunistic queue, on 5,000 nodes x 8 with a young run on
 #       every other node, --preempt: with the queue's 1-hour guarantee window (its pods go
 #       beside young runs, the headroom rule) and with none
+#   (h) 10,000 pods as in (e), in 100 apps, each pod with required anti-affinity to its app's
+#       pods by host and a DoNotSchedule spread over hosts (sched/pod_topology.h)
 # Each case runs RUNS times (default 5); the medians are printed. Inputs are generated under
 # WORK (default a temporary directory) by `gpuplane generate cluster` and
 # tools/sched_bench_inputs.py. Usage: scripts/sched_bench.sh [build/gpuplane]
@@ -29,6 +31,7 @@ python3 $T eight "$WORK/eight.yaml"
 python3 $T gangs 64 8 "$WORK/gangs.yaml"
 python3 $T pods 10000 "$WORK/pods10000.yaml"
 python3 $T full 1000 1000 "$WORK/full1000.yaml"
+python3 $T spread 10000 100 "$WORK/spread10000.yaml"
 python3 $T window 5000 10000 1h "$WORK/window1h.yaml"
 python3 $T window 5000 10000 0s "$WORK/window0s.yaml"
 
@@ -81,3 +84,4 @@ echo "(f) 1,000 pods on 1,000 full nodes, --preempt: $(median timings.seconds su
 for w in 1h 0s; do
   echo "(g) 10,000 pods, opportunistic window $w, 5,000 nodes, --preempt: $(median timings.seconds -- "$BIN" schedule --objects "$WORK/c5000" --workload "$WORK/window$w.yaml" -o json --preempt --now 2026-12-01T12:00:00Z)"
 done
+echo "(h) 10,000 pods in 100 apps, anti-affinity and spread by host, 5,000 nodes: $(median timings.seconds timings.snapshot_seconds timings.decision_seconds.p50 timings.decision_seconds.p99 timings.decision_seconds.max summary.scheduled -- "$BIN" schedule --objects "$WORK/c5000" --workload "$WORK/spread10000.yaml" -o json)"

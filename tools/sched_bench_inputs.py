@@ -9,6 +9,9 @@
   sched_bench_inputs.py gangs G M FILE         G PodGroups of M one-GPU pods with the NVLink
                                                domain required
   sched_bench_inputs.py pods N FILE            N pending one-GPU pods (a template each uses)
+  sched_bench_inputs.py spread N APPS FILE     the same in APPS apps, each pod with required
+                                               anti-affinity to its app by host and a
+                                               DoNotSchedule spread over hosts
   sched_bench_inputs.py full NODES N FILE      every GPU of NODES h100 nodes held by a running
                                                pod of priority 0 (restore times vary), and N
                                                pending one-GPU pods of priority 10
@@ -129,6 +132,29 @@ spec:{prio}
 """)
 
 
+def spread(n, apps, out):
+    """N pending one-GPU pods in `apps` apps, each pod spread over hosts (DoNotSchedule, maxSkew
+    1) and kept off hosts holding a pod of its app (required anti-affinity)."""
+    out.write(TEMPLATE)
+    for i in range(n):
+        app = f"app{i % apps}"
+        out.write(f"""---
+apiVersion: v1
+kind: Pod
+metadata: {{name: p{i}, namespace: bench, labels: {{app: {app}}}}}
+spec:
+  resourceClaims: [{{name: gpu, resourceClaimTemplateName: one-gpu}}]
+  containers: [{{name: c}}]
+  affinity:
+    podAntiAffinity:
+      requiredDuringSchedulingIgnoredDuringExecution:
+      - labelSelector: {{matchLabels: {{app: {app}}}}}
+        topologyKey: kubernetes.io/hostname
+  topologySpreadConstraints:
+  - {{maxSkew: 1, topologyKey: kubernetes.io/hostname, whenUnsatisfiable: DoNotSchedule, labelSelector: {{matchLabels: {{app: {app}}}}}}}
+""")
+
+
 def full(nodes, n, out):
     out.write(TEMPLATE)
     for i in range(nodes):
@@ -211,6 +237,8 @@ def main(argv):
             gangs(int(args[0]), int(args[1]), out)
         elif kind == "pods":
             pods(int(args[0]), out)
+        elif kind == "spread":
+            spread(int(args[0]), int(args[1]), out)
         elif kind == "full":
             full(int(args[0]), int(args[1]), out)
         elif kind == "window":

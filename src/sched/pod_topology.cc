@@ -93,41 +93,38 @@ std::string UnsupportedTerm(const api::PodSpec& spec) {
 }
 
 void PodTopology::EligibleDomains(const Snapshot& s, const PodInfo& pod) {
-  std::vector<char>& eligible = eligible_;
   const api::PodSpec& spec = pod.pod->spec;
   const model::Inventory& inv = s.inventory();
-  eligible.assign(inv.nodes().size(), 0);
-  if (spread_.empty()) return;
-  // kube-scheduler reads the first constraint's policies for the node's eligibility.
-  const api::TopologySpreadConstraint& first = *spread_.front().c;
-  const bool honor_affinity = first.node_affinity_policy != "Ignore";
-  const bool honor_taints = first.node_taints_policy == "Honor";
-  for (model::NodeId n = 0; n < inv.nodes().size(); ++n) {
+  for (Spread& sp : spread_) sp.eligible.assign(inv.nodes().size(), 0);
+  for (model::NodeId n = 0; n < inv.nodes().size() && !spread_.empty(); ++n) {
     const model::NodeInfo& info = inv.nodes()[n];
-    bool ok = std::all_of(spread_.begin(), spread_.end(), [&](const Spread& sp) {
+    bool keys = std::all_of(spread_.begin(), spread_.end(), [&](const Spread& sp) {
       return info.labels.contains(sp.c->topology_key);
     });
-    if (ok && honor_affinity) {
-      for (const auto& [key, value] : spec.node_selector) {
-        const std::string* v = Label(info.labels, key);
-        ok = ok && v != nullptr && *v == value;
-      }
-      const std::optional<api::Affinity>& a = spec.affinity;
-      ok =
-          ok && !(a && a->node_affinity && a->node_affinity->required &&
-                  !model::MatchesNodeSelector(*a->node_affinity->required, info.name, info.labels));
+    if (!keys) continue;
+    bool affinity = std::all_of(spec.node_selector.begin(), spec.node_selector.end(),
+                                [&](const auto& kv) {
+                                  const std::string* v = Label(info.labels, kv.first);
+                                  return v != nullptr && *v == kv.second;
+                                });
+    const std::optional<api::Affinity>& a = spec.affinity;
+    affinity = affinity && !(a && a->node_affinity && a->node_affinity->required &&
+                             !model::MatchesNodeSelector(*a->node_affinity->required, info.name,
+                                                         info.labels));
+    bool tolerated = true;
+    for (const api::Taint& t : s.node(n).taints) {
+      tolerated = tolerated && ((t.effect != "NoSchedule" && t.effect != "NoExecute") ||
+                                alloc::Tolerates(spec.tolerations, t));
     }
-    if (ok && honor_taints) {
-      for (const api::Taint& t : s.node(n).taints) {
-        if ((t.effect == "NoSchedule" || t.effect == "NoExecute") &&
-            !alloc::Tolerates(spec.tolerations, t)) {
-          ok = false;
-        }
+    // Each constraint's own policies decide whether it counts the node (as kube-scheduler).
+    for (Spread& sp : spread_) {
+      if ((sp.c->node_affinity_policy != "Ignore" && !affinity) ||
+          (sp.c->node_taints_policy == "Honor" && !tolerated)) {
+        continue;
       }
+      sp.eligible[n] = 1;
+      sp.counts.emplace(info.labels.at(sp.c->topology_key), 0);
     }
-    if (!ok) continue;
-    eligible[n] = 1;
-    for (Spread& sp : spread_) sp.counts.emplace(info.labels.at(sp.c->topology_key), 0);
   }
 }
 
@@ -147,7 +144,7 @@ PodTopology::PodTopology(const Snapshot& s, const PodInfo& pod)
   if (anti_ != nullptr) anti_domains_.resize(anti_->size());
   for (const api::TopologySpreadConstraint& c : spec.topology_spread_constraints) {
     if (!DoNotSchedule(c)) continue;
-    spread_.push_back({&c, {}, c.label_selector && MatchesLabels(*c.label_selector, *labels_)});
+    spread_.push_back({&c, {}, {}, c.label_selector && MatchesLabels(*c.label_selector, *labels_)});
   }
   EligibleDomains(s, pod);
   if (affinity_ == nullptr && anti_ == nullptr && spread_.empty()) {
@@ -182,9 +179,10 @@ void PodTopology::Count(const Snapshot& s, const PodPlacement& pl) {
       existing_anti_[t.topology_key].insert(*domain);
     }
   }
-  if (!eligible_[pl.node] || other.terminating || other.ns != ns_) return;
+  if (other.terminating || other.ns != ns_) return;
   for (Spread& sp : spread_) {
-    if (sp.c->label_selector && MatchesLabels(*sp.c->label_selector, other.labels)) {
+    if (sp.eligible[pl.node] && sp.c->label_selector &&
+        MatchesLabels(*sp.c->label_selector, other.labels)) {
       ++sp.counts[node.at(sp.c->topology_key)];
     }
   }
@@ -240,7 +238,7 @@ std::optional<Rule> PodTopology::CheckAnti(const std::map<std::string, std::stri
 bool PodTopology::SpreadFits(const Spread& sp, model::NodeId node, const std::string& domain,
                              const std::vector<const PodInfo*>& also) const {
   int extra = 0;
-  for (const PodInfo* a : eligible_[node] ? also : std::vector<const PodInfo*>{}) {
+  for (const PodInfo* a : sp.eligible[node] ? also : std::vector<const PodInfo*>{}) {
     if (a->labels && !a->labels->terminating && a->labels->ns == ns_ && sp.c->label_selector &&
         MatchesLabels(*sp.c->label_selector, a->labels->labels)) {
       ++extra;

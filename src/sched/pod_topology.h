@@ -6,9 +6,10 @@
 // - required podAntiAffinity: no placed pod a term matches in the node's domain, and no placed
 //   pod whose own anti-affinity term matches this pod in the domain (symmetry);
 // - topologySpreadConstraints with DoNotSchedule: the pods matching the selector in the pod's
-//   namespace (not being deleted) per domain of the key over the eligible nodes (those with the
-//   key, matching the pod's nodeSelector and node affinity unless nodeAffinityPolicy is Ignore,
-//   with taints it tolerates when nodeTaintsPolicy is Honor); the node's domain with this pod
+//   namespace (not being deleted) per domain of the key over the eligible nodes (those with
+//   every constraint's key, matching the pod's nodeSelector and node affinity unless the
+//   constraint's nodeAffinityPolicy is Ignore, with taints it tolerates when its
+//   nodeTaintsPolicy is Honor); the node's domain with this pod
 //   may exceed the emptiest domain (0 when there are fewer domains than minDomains) by at most
 //   maxSkew. A node without the key fails.
 // Pods counted are those placed in the Snapshot: bound, and placed earlier in the pass.
@@ -80,6 +81,7 @@ class PodTopology {
   struct Spread {
     const api::TopologySpreadConstraint* c;
     std::map<std::string, int> counts;  // every eligible domain, with its matching pods
+    std::vector<char> eligible;         // by node: the constraint counts its pods
     bool self = false;                  // the pod matches its own selector
   };
   std::optional<Rule> CheckAffinity(const std::map<std::string, std::string>& node,
@@ -102,7 +104,6 @@ class PodTopology {
   std::vector<std::set<std::string>> anti_domains_;             // per term: domains holding a match
   std::map<std::string, std::set<std::string>> existing_anti_;  // key -> domains refusing it
   std::vector<Spread> spread_;
-  std::vector<char> eligible_;  // by node: counted by the spread constraints
 };
 
 }  // namespace gpuplane::sched

@@ -152,6 +152,30 @@ TEST(PodTopologyTest, MinDomainsAndNodePolicies) {
   EXPECT_EQ(w.Check(w.pod("taints"), 2), std::nullopt);
 }
 
+TEST(PodTopologyTest, EachConstraintCountsTheNodesItsOwnPoliciesAllow) {
+  // Zone a holds 1 spread pod, zone b 2 (on n2); the pods ask for zone b by nodeSelector.
+  auto two = [](const std::string& zone_policy) {
+    return util::Cat("  nodeSelector: {topology.kubernetes.io/zone: b}\n",
+                     "  topologySpreadConstraints:\n",
+                     "  - {maxSkew: 1, topologyKey: kubernetes.io/hostname, whenUnsatisfiable: ",
+                     "DoNotSchedule, labelSelector: {matchLabels: {app: s}}}\n",
+                     "  - {maxSkew: 1, topologyKey: topology.kubernetes.io/zone, whenUnsatisfiable: ",
+                     "DoNotSchedule, labelSelector: {matchLabels: {app: s}}, nodeAffinityPolicy: ",
+                     zone_policy, "}\n");
+  };
+  World w(Nodes() + Pod("a0", "s") + Pod("b0", "s") + Pod("b1", "s") +
+          Pod("ignore", "s", two("Ignore")) + Pod("honor", "s", two("Honor")));
+  Statement st(*w.snap);
+  w.Place(st, w.pod("a0"), 0);
+  w.Place(st, w.pod("b0"), 2);
+  w.Place(st, w.pod("b1"), 2);
+  // By host (n2 and n3 eligible): n3 with it is 1 over 0, fine for both. By zone: ignoring
+  // the nodeSelector, a (1) counts and b with it would be 3; honoring it, b is the only domain.
+  EXPECT_EQ(w.Check(w.pod("ignore"), 3), Rule::kTopologySpread);
+  EXPECT_EQ(w.Check(w.pod("honor"), 3), std::nullopt);
+  EXPECT_EQ(w.Check(w.pod("honor"), 2), Rule::kTopologySpread) << "n2 holds 2, n3 none";
+}
+
 TEST(PodTopologyTest, SnapshotTracksVersionAndAntiAffinityPods) {
   World w(Nodes() + Pod("xa", "h", Anti("h", "kubernetes.io/hostname")) + Pod("yb", "h"));
   const uint64_t v0 = w.snap->version();
