@@ -169,13 +169,13 @@ std::optional<Rule> KubeNodeFilter::FilterBeside(const Snapshot& s, const PodInf
 }
 
 bool KubeNodeFilter::Asks(const Snapshot& s, const PodInfo& pod) {
-  return pod.labels && (!s.anti_affinity_pods().empty() || AsksPodTopology(pod.pod->spec));
+  return pod.labels && (s.anti_affinity_pods() > 0 || AsksPodTopology(pod.pod->spec));
 }
 
 const PodTopology& KubeNodeFilter::TopologyOf(const Snapshot& s, const PodInfo& pod) const {
   if (memo_.snapshot != &s || memo_.version != s.version() || memo_.pod != &pod ||
       !memo_.topology) {
-    memo_.topology.emplace(s, pod);
+    memo_.topology.emplace(s, pod, &domains_);
     memo_.snapshot = &s;
     memo_.version = s.version();
     memo_.pod = &pod;

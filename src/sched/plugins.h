@@ -88,6 +88,7 @@ class KubeNodeFilter : public NodeFilter {
     std::optional<PodTopology> topology;
   };
   mutable Memo memo_;
+  mutable SpreadDomainCache domains_;
 };
 
 class NodeOrder {

@@ -92,43 +92,63 @@ std::string UnsupportedTerm(const api::PodSpec& spec) {
   return "";
 }
 
-void PodTopology::EligibleDomains(const Snapshot& s, const PodInfo& pod) {
+std::shared_ptr<const SpreadDomains> SpreadDomainCache::Get(
+    const Snapshot& s, const PodInfo& pod, const api::TopologySpreadConstraint& c) {
   const api::PodSpec& spec = pod.pod->spec;
-  const model::Inventory& inv = s.inventory();
-  for (Spread& sp : spread_) sp.eligible.assign(inv.nodes().size(), 0);
-  for (model::NodeId n = 0; n < inv.nodes().size() && !spread_.empty(); ++n) {
-    const model::NodeInfo& info = inv.nodes()[n];
-    bool keys = std::all_of(spread_.begin(), spread_.end(), [&](const Spread& sp) {
-      return info.labels.contains(sp.c->topology_key);
-    });
-    if (!keys) continue;
-    bool affinity = std::all_of(spec.node_selector.begin(), spec.node_selector.end(),
-                                [&](const auto& kv) {
-                                  const std::string* v = Label(info.labels, kv.first);
-                                  return v != nullptr && *v == kv.second;
-                                });
-    const std::optional<api::Affinity>& a = spec.affinity;
-    affinity = affinity && !(a && a->node_affinity && a->node_affinity->required &&
-                             !model::MatchesNodeSelector(*a->node_affinity->required, info.name,
-                                                         info.labels));
-    bool tolerated = true;
-    for (const api::Taint& t : s.node(n).taints) {
-      tolerated = tolerated && ((t.effect != "NoSchedule" && t.effect != "NoExecute") ||
-                                alloc::Tolerates(spec.tolerations, t));
-    }
-    // Each constraint's own policies decide whether it counts the node (as kube-scheduler).
-    for (Spread& sp : spread_) {
-      if ((sp.c->node_affinity_policy != "Ignore" && !affinity) ||
-          (sp.c->node_taints_policy == "Honor" && !tolerated)) {
-        continue;
-      }
-      sp.eligible[n] = 1;
-      sp.counts.emplace(info.labels.at(sp.c->topology_key), 0);
-    }
+  Key key{spec.node_selector,
+          std::nullopt,
+          spec.tolerations,
+          {},
+          c.topology_key,
+          c.node_affinity_policy != "Ignore",
+          c.node_taints_policy == "Honor"};
+  if (spec.affinity && spec.affinity->node_affinity) {
+    key.node_affinity = spec.affinity->node_affinity->required;
   }
+  for (const api::TopologySpreadConstraint& other : spec.topology_spread_constraints) {
+    if (DoNotSchedule(other)) key.keys.push_back(other.topology_key);
+  }
+  if (snapshot_ != &s || entries_.size() > 64) entries_.clear();
+  snapshot_ = &s;
+  for (const auto& [k, domains] : entries_) {
+    if (k == key) return domains;
+  }
+  auto d = std::make_shared<SpreadDomains>();
+  const model::Inventory& inv = s.inventory();
+  d->of_node.assign(inv.nodes().size(), -1);
+  d->eligible.assign(inv.nodes().size(), 0);
+  std::map<std::string, int> index;
+  for (model::NodeId n = 0; n < inv.nodes().size(); ++n) {
+    const model::NodeInfo& info = inv.nodes()[n];
+    const std::string* value = Label(info.labels, key.key);
+    if (value == nullptr) continue;
+    auto [it, fresh] = index.emplace(*value, static_cast<int>(index.size()));
+    d->of_node[n] = it->second;
+    if (fresh) d->domain_eligible.push_back(0);
+    bool ok = std::all_of(key.keys.begin(), key.keys.end(),
+                          [&](const std::string& k) { return info.labels.contains(k); });
+    if (ok && key.honor_affinity) {
+      ok = std::all_of(key.node_selector.begin(), key.node_selector.end(), [&](const auto& kv) {
+        const std::string* v = Label(info.labels, kv.first);
+        return v != nullptr && *v == kv.second;
+      });
+      ok = ok && !(key.node_affinity &&
+                   !model::MatchesNodeSelector(*key.node_affinity, info.name, info.labels));
+    }
+    for (const api::Taint& t : s.node(n).taints) {
+      ok = ok && !(key.honor_taints && (t.effect == "NoSchedule" || t.effect == "NoExecute") &&
+                   !alloc::Tolerates(key.tolerations, t));
+    }
+    if (!ok) continue;
+    d->eligible[n] = 1;
+    if (!d->domain_eligible[it->second]) ++d->eligible_domains;
+    d->domain_eligible[it->second] = 1;
+  }
+  entries_.emplace_back(std::move(key), d);
+  return d;
 }
 
-PodTopology::PodTopology(const Snapshot& s, const PodInfo& pod)
+PodTopology::PodTopology(const Snapshot& s, const PodInfo& pod, SpreadDomainCache* cache)
     : ns_(pod.pod->metadata.namespace_name), labels_(&pod.pod->metadata.labels) {
   const api::PodSpec& spec = pod.pod->spec;
   if (spec.affinity) {
@@ -142,50 +162,71 @@ PodTopology::PodTopology(const Snapshot& s, const PodInfo& pod)
     });
   }
   if (anti_ != nullptr) anti_domains_.resize(anti_->size());
+  CountTerms(s);
+  SpreadDomainCache local;
   for (const api::TopologySpreadConstraint& c : spec.topology_spread_constraints) {
     if (!DoNotSchedule(c)) continue;
-    spread_.push_back({&c, {}, {}, c.label_selector && MatchesLabels(*c.label_selector, *labels_)});
-  }
-  EligibleDomains(s, pod);
-  if (affinity_ == nullptr && anti_ == nullptr && spread_.empty()) {
-    for (const std::string& key : s.anti_affinity_pods()) Count(s, *s.placement(key));
-  } else {
-    for (const auto& [key, pl] : s.placements()) Count(s, pl);
+    Spread sp{&c,
+              (cache != nullptr ? *cache : local).Get(s, pod, c),
+              {},
+              0,
+              c.label_selector && MatchesLabels(*c.label_selector, *labels_)};
+    CountSpread(s, sp);
+    spread_.push_back(std::move(sp));
   }
 }
 
-void PodTopology::Count(const Snapshot& s, const PodPlacement& pl) {
-  if (pl.node == model::kNoId || !pl.labels) return;
-  const PodLabels& other = *pl.labels;
-  const std::map<std::string, std::string>& node = s.inventory().nodes()[pl.node].labels;
-  for (size_t i = 0; affinity_ != nullptr && i < affinity_->size(); ++i) {
-    const api::PodAffinityTerm& t = (*affinity_)[i];
-    const std::string* domain = Label(node, t.topology_key);
-    if (domain != nullptr && TermMatches(t, ns_, other.ns, other.labels)) {
-      ++affinity_counts_[i][*domain];
-      any_affinity_match_ = true;
+void PodTopology::CountTerms(const Snapshot& s) {
+  const model::Inventory& inv = s.inventory();
+  // The placed pods each term matches, in the node's domain of the term's key.
+  auto count = [&](const api::PodAffinityTerm& t, auto&& add) {
+    if (!t.label_selector) return;
+    for (const PodPlacement* pl : s.Candidates(*t.label_selector)) {
+      if (pl->node == model::kNoId || !pl->labels) continue;
+      const std::string* domain = Label(inv.nodes()[pl->node].labels, t.topology_key);
+      if (domain != nullptr && TermMatches(t, ns_, pl->labels->ns, pl->labels->labels)) {
+        add(*domain);
+      }
     }
+  };
+  for (size_t i = 0; affinity_ != nullptr && i < affinity_->size(); ++i) {
+    count((*affinity_)[i], [&](const std::string& domain) {
+      ++affinity_counts_[i][domain];
+      any_affinity_match_ = true;
+    });
   }
   for (size_t i = 0; anti_ != nullptr && i < anti_->size(); ++i) {
-    const api::PodAffinityTerm& t = (*anti_)[i];
-    const std::string* domain = Label(node, t.topology_key);
-    if (domain != nullptr && TermMatches(t, ns_, other.ns, other.labels)) {
-      anti_domains_[i].insert(*domain);
+    count((*anti_)[i], [&](const std::string& domain) { anti_domains_[i].insert(domain); });
+  }
+  for (const PodPlacement* pl : s.AntiAffinityCandidates(*labels_)) {
+    if (pl->node == model::kNoId) continue;
+    for (const api::PodAffinityTerm& t : pl->labels->anti_affinity) {
+      const std::string* domain = Label(inv.nodes()[pl->node].labels, t.topology_key);
+      if (domain != nullptr && TermMatches(t, pl->labels->ns, ns_, *labels_)) {
+        existing_anti_[t.topology_key].insert(*domain);
+      }
     }
   }
-  for (const api::PodAffinityTerm& t : other.anti_affinity) {
-    const std::string* domain = Label(node, t.topology_key);
-    if (domain != nullptr && TermMatches(t, other.ns, ns_, *labels_)) {
-      existing_anti_[t.topology_key].insert(*domain);
+}
+
+void PodTopology::CountSpread(const Snapshot& s, Spread& sp) const {
+  const SpreadDomains& d = *sp.domains;
+  sp.counts.assign(d.domain_eligible.size(), 0);
+  if (sp.c->label_selector) {
+    for (const PodPlacement* pl : s.Candidates(*sp.c->label_selector)) {
+      if (pl->node == model::kNoId || !pl->labels || !d.eligible[pl->node]) continue;
+      const PodLabels& other = *pl->labels;
+      if (!other.terminating && other.ns == ns_ &&
+          MatchesLabels(*sp.c->label_selector, other.labels)) {
+        ++sp.counts[d.of_node[pl->node]];
+      }
     }
   }
-  if (other.terminating || other.ns != ns_) return;
-  for (Spread& sp : spread_) {
-    if (sp.eligible[pl.node] && sp.c->label_selector &&
-        MatchesLabels(*sp.c->label_selector, other.labels)) {
-      ++sp.counts[node.at(sp.c->topology_key)];
-    }
+  sp.min = INT_MAX;
+  for (size_t i = 0; i < sp.counts.size(); ++i) {
+    if (d.domain_eligible[i]) sp.min = std::min(sp.min, sp.counts[i]);
   }
+  if (d.eligible_domains == 0 || d.eligible_domains < sp.c->min_domains.value_or(1)) sp.min = 0;
 }
 
 std::optional<Rule> PodTopology::CheckAffinity(const std::map<std::string, std::string>& node,
@@ -235,31 +276,35 @@ std::optional<Rule> PodTopology::CheckAnti(const std::map<std::string, std::stri
   return std::nullopt;
 }
 
-bool PodTopology::SpreadFits(const Spread& sp, model::NodeId node, const std::string& domain,
+bool PodTopology::SpreadFits(const Spread& sp, model::NodeId node,
                              const std::vector<const PodInfo*>& also) const {
+  const SpreadDomains& d = *sp.domains;
+  const int domain = d.of_node[node];
+  if (domain < 0) return false;
   int extra = 0;
-  for (const PodInfo* a : sp.eligible[node] ? also : std::vector<const PodInfo*>{}) {
+  for (const PodInfo* a : d.eligible[node] ? also : std::vector<const PodInfo*>{}) {
     if (a->labels && !a->labels->terminating && a->labels->ns == ns_ && sp.c->label_selector &&
         MatchesLabels(*sp.c->label_selector, a->labels->labels)) {
       ++extra;
     }
   }
-  auto here = sp.counts.find(domain);
-  const int count = (here == sp.counts.end() ? 0 : here->second) + extra;
-  int min = INT_MAX;
-  for (const auto& [d, n] : sp.counts) min = std::min(min, d == domain ? n + extra : n);
-  if (sp.counts.empty() || static_cast<int64_t>(sp.counts.size()) < sp.c->min_domains.value_or(1)) {
-    min = 0;
+  int min = sp.min;
+  if (extra > 0 && d.eligible_domains >= sp.c->min_domains.value_or(1)) {
+    min = INT_MAX;  // the node's domain may have been the emptiest
+    for (size_t i = 0; i < sp.counts.size(); ++i) {
+      if (d.domain_eligible[i]) {
+        min = std::min(min, sp.counts[i] + (static_cast<int>(i) == domain ? extra : 0));
+      }
+    }
   }
-  return count + (sp.self ? 1 : 0) - min <= sp.c->max_skew;
+  return sp.counts[domain] + extra + (sp.self ? 1 : 0) - min <= sp.c->max_skew;
 }
 
 std::optional<Rule> PodTopology::Check(const Snapshot& s, model::NodeId node,
                                        const std::vector<const PodInfo*>& also) const {
   const std::map<std::string, std::string>& labels = s.inventory().nodes()[node].labels;
   for (const Spread& sp : spread_) {
-    const std::string* domain = Label(labels, sp.c->topology_key);
-    if (domain == nullptr || !SpreadFits(sp, node, *domain, also)) return Rule::kTopologySpread;
+    if (!SpreadFits(sp, node, also)) return Rule::kTopologySpread;
   }
   if (affinity_ != nullptr) {
     if (std::optional<Rule> r = CheckAffinity(labels, also)) return r;

@@ -20,12 +20,15 @@
 //
 // PodLabels are plain values, shared read-only between a PodInfo and its placements.
 // PodTopology borrows the pod and snapshot it was made for and is valid until the snapshot
-// changes (Snapshot::version). Not synchronized.
+// changes (Snapshot::version). Placed pods are found through the snapshot's label index
+// (Snapshot::Candidates), so a pod's counts cost the pods its selectors may match, not every
+// placed pod. Not synchronized.
 #ifndef GPUPLANE_SCHED_POD_TOPOLOGY_H_
 #define GPUPLANE_SCHED_POD_TOPOLOGY_H_
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -66,10 +69,42 @@ bool AsksPodTopology(const api::PodSpec& spec);
 // path), or "": gpuplane reads no Namespace labels.
 std::string UnsupportedTerm(const api::PodSpec& spec);
 
-// The counts kube-scheduler's PreFilter takes, for one pod against one snapshot.
+// The domains of a spread constraint's topology key over a snapshot's nodes, and which nodes
+// it counts for a pod (its eligibility rules above). It depends on the nodes and the pod's node
+// constraints only, so pods alike share one (SpreadDomainCache).
+struct SpreadDomains {
+  std::vector<int> of_node;           // by node: its domain's index, -1 without the key
+  std::vector<char> eligible;         // by node: its pods are counted
+  std::vector<char> domain_eligible;  // by domain: holds an eligible node
+  int eligible_domains = 0;
+};
+
+// SpreadDomains by what they depend on, for one snapshot's nodes (entries are dropped when
+// another snapshot is asked about). Not synchronized.
+class SpreadDomainCache {
+ public:
+  std::shared_ptr<const SpreadDomains> Get(const Snapshot& s, const PodInfo& pod,
+                                           const api::TopologySpreadConstraint& c);
+
+ private:
+  struct Key {
+    std::map<std::string, std::string> node_selector;
+    std::optional<api::NodeSelector> node_affinity;
+    std::vector<api::Toleration> tolerations;
+    std::vector<std::string> keys;  // every DoNotSchedule constraint's key
+    std::string key;
+    bool honor_affinity = true, honor_taints = false;
+    bool operator==(const Key&) const = default;
+  };
+  const Snapshot* snapshot_ = nullptr;
+  std::vector<std::pair<Key, std::shared_ptr<const SpreadDomains>>> entries_;
+};
+
+// The counts kube-scheduler's PreFilter takes, for one pod against one snapshot. `cache`
+// (optional) shares the spread constraints' domains between pods.
 class PodTopology {
  public:
-  PodTopology(const Snapshot& s, const PodInfo& pod);
+  PodTopology(const Snapshot& s, const PodInfo& pod, SpreadDomainCache* cache = nullptr);
 
   // The rule that rejects `node`: kPodAffinity, kPodAntiAffinity or kTopologySpread; `also`
   // are pods going to `node` with this one (a gang's members placed together), counted as
@@ -80,19 +115,19 @@ class PodTopology {
  private:
   struct Spread {
     const api::TopologySpreadConstraint* c;
-    std::map<std::string, int> counts;  // every eligible domain, with its matching pods
-    std::vector<char> eligible;         // by node: the constraint counts its pods
-    bool self = false;                  // the pod matches its own selector
+    std::shared_ptr<const SpreadDomains> domains;
+    std::vector<int> counts;  // by domain: matching pods on eligible nodes
+    int min = 0;              // over eligible domains (0 when fewer than minDomains)
+    bool self = false;        // the pod matches its own selector
   };
   std::optional<Rule> CheckAffinity(const std::map<std::string, std::string>& node,
                                     const std::vector<const PodInfo*>& also) const;
   std::optional<Rule> CheckAnti(const std::map<std::string, std::string>& node,
                                 const std::vector<const PodInfo*>& also) const;
-  bool SpreadFits(const Spread& sp, model::NodeId node, const std::string& domain,
+  bool SpreadFits(const Spread& sp, model::NodeId node,
                   const std::vector<const PodInfo*>& also) const;
-  void EligibleDomains(const Snapshot& s, const PodInfo& pod);
-  // Adds a placed pod to the counts.
-  void Count(const Snapshot& s, const PodPlacement& pl);
+  void CountTerms(const Snapshot& s);
+  void CountSpread(const Snapshot& s, Spread& sp) const;
 
   std::string ns_;
   const std::map<std::string, std::string>* labels_;

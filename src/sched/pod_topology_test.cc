@@ -155,13 +155,13 @@ TEST(PodTopologyTest, MinDomainsAndNodePolicies) {
 TEST(PodTopologyTest, EachConstraintCountsTheNodesItsOwnPoliciesAllow) {
   // Zone a holds 1 spread pod, zone b 2 (on n2); the pods ask for zone b by nodeSelector.
   auto two = [](const std::string& zone_policy) {
-    return util::Cat("  nodeSelector: {topology.kubernetes.io/zone: b}\n",
-                     "  topologySpreadConstraints:\n",
-                     "  - {maxSkew: 1, topologyKey: kubernetes.io/hostname, whenUnsatisfiable: ",
-                     "DoNotSchedule, labelSelector: {matchLabels: {app: s}}}\n",
-                     "  - {maxSkew: 1, topologyKey: topology.kubernetes.io/zone, whenUnsatisfiable: ",
-                     "DoNotSchedule, labelSelector: {matchLabels: {app: s}}, nodeAffinityPolicy: ",
-                     zone_policy, "}\n");
+    return util::Cat(
+        "  nodeSelector: {topology.kubernetes.io/zone: b}\n", "  topologySpreadConstraints:\n",
+        "  - {maxSkew: 1, topologyKey: kubernetes.io/hostname, whenUnsatisfiable: ",
+        "DoNotSchedule, labelSelector: {matchLabels: {app: s}}}\n",
+        "  - {maxSkew: 1, topologyKey: topology.kubernetes.io/zone, whenUnsatisfiable: ",
+        "DoNotSchedule, labelSelector: {matchLabels: {app: s}}, nodeAffinityPolicy: ", zone_policy,
+        "}\n");
   };
   World w(Nodes() + Pod("a0", "s") + Pod("b0", "s") + Pod("b1", "s") +
           Pod("ignore", "s", two("Ignore")) + Pod("honor", "s", two("Honor")));
@@ -183,11 +183,14 @@ TEST(PodTopologyTest, SnapshotTracksVersionAndAntiAffinityPods) {
     Statement st(*w.snap);
     w.Place(st, w.pod("xa"), 0);
     EXPECT_GT(w.snap->version(), v0);
-    EXPECT_EQ(w.snap->anti_affinity_pods().size(), 1u);
+    EXPECT_EQ(w.snap->anti_affinity_pods(), 1);
+    EXPECT_EQ(w.snap->AntiAffinityCandidates({{"app", "h"}}).size(), 1u);
+    EXPECT_TRUE(w.snap->AntiAffinityCandidates({{"app", "s"}}).empty());
     EXPECT_EQ(w.Check(w.pod("yb"), 0), Rule::kPodAntiAffinity) << "xa's term excludes yb on n0";
     EXPECT_EQ(w.Check(w.pod("yb"), 1), std::nullopt);
   }  // dropped without Commit: xa leaves
-  EXPECT_TRUE(w.snap->anti_affinity_pods().empty());
+  EXPECT_EQ(w.snap->anti_affinity_pods(), 0);
+  EXPECT_TRUE(w.snap->AntiAffinityCandidates({{"app", "h"}}).empty());
   EXPECT_EQ(w.Check(w.pod("yb"), 0), std::nullopt);
 }
 

@@ -157,9 +157,9 @@ absl::Status Snapshot::Place(PodPlacement p, std::map<std::string, ClaimAllocati
   for (const VolumeChoice& v : p.volumes) {
     if (!v.volume.empty()) volumes_taken_.insert(v.volume);
   }
-  if (p.labels && !p.labels->anti_affinity.empty()) anti_pods_.insert(p.pod);
   std::string key = p.pod;
-  pods_.emplace(std::move(key), std::move(p));
+  const PodPlacement& placed = pods_.emplace(std::move(key), std::move(p)).first->second;
+  if (placed.labels) Index(placed, true);
   ++version_;
   return absl::OkStatus();
 }
@@ -167,9 +167,9 @@ absl::Status Snapshot::Place(PodPlacement p, std::map<std::string, ClaimAllocati
 absl::StatusOr<Snapshot::Removed> Snapshot::Remove(const std::string& pod) {
   auto it = pods_.find(pod);
   if (it == pods_.end()) return absl::NotFoundError(util::Cat("pod ", pod, " is not placed"));
+  if (it->second.labels) Index(it->second, false);
   Removed r{std::move(it->second), {}};
   pods_.erase(it);
-  anti_pods_.erase(pod);
   ++version_;
   if (r.placement.node != model::kNoId) {
     facts_[r.placement.node].cpu_requested -= r.placement.cpu_milli;
@@ -204,6 +204,67 @@ absl::StatusOr<Snapshot::Removed> Snapshot::Remove(const std::string& pod) {
 absl::Status Snapshot::Restore(Removed r) {
   for (auto& [key, a] : r.released) a.users.clear();
   return Place(std::move(r.placement), std::move(r.released));
+}
+
+void Snapshot::Index(const PodPlacement& p, bool add) {
+  using Posting = std::map<std::pair<std::string, std::string>, std::set<const PodPlacement*>>;
+  auto change = [&](Posting& postings, const std::pair<const std::string, std::string>& label) {
+    if (add) {
+      postings[label].insert(&p);
+      return;
+    }
+    auto it = postings.find(label);
+    if (it == postings.end()) return;
+    it->second.erase(&p);
+    if (it->second.empty()) postings.erase(it);
+  };
+  for (const auto& label : p.labels->labels) change(by_label_, label);
+  if (p.labels->anti_affinity.empty()) return;
+  anti_pods_ += add ? 1 : -1;
+  for (const api::PodAffinityTerm& t : p.labels->anti_affinity) {
+    if (t.label_selector && !t.label_selector->match_labels.empty()) {
+      change(anti_by_label_, *t.label_selector->match_labels.begin());
+    } else if (add) {
+      anti_unindexed_.insert(&p);
+    } else {
+      anti_unindexed_.erase(&p);
+    }
+  }
+}
+
+std::vector<const PodPlacement*> Snapshot::AntiAffinityCandidates(
+    const std::map<std::string, std::string>& labels) const {
+  std::set<const PodPlacement*> out = anti_unindexed_;
+  for (const auto& label : labels) {
+    auto it = anti_by_label_.find(label);
+    if (it != anti_by_label_.end()) out.insert(it->second.begin(), it->second.end());
+  }
+  return {out.begin(), out.end()};
+}
+
+std::vector<const PodPlacement*> Snapshot::Candidates(const api::LabelSelector& selector) const {
+  const std::set<const PodPlacement*>* rarest = nullptr;
+  static const std::set<const PodPlacement*> kNone;
+  for (const auto& label : selector.match_labels) {
+    auto it = by_label_.find(label);
+    const std::set<const PodPlacement*>* posting = it == by_label_.end() ? &kNone : &it->second;
+    if (rarest == nullptr || posting->size() < rarest->size()) rarest = posting;
+  }
+  if (rarest != nullptr) return {rarest->begin(), rarest->end()};
+  for (const api::LabelSelectorRequirement& r : selector.match_expressions) {
+    if (r.op != "In") continue;
+    std::set<const PodPlacement*> any;
+    for (const std::string& v : r.values) {
+      auto it = by_label_.find({r.key, v});
+      if (it != by_label_.end()) any.insert(it->second.begin(), it->second.end());
+    }
+    return {any.begin(), any.end()};
+  }
+  std::vector<const PodPlacement*> all;
+  for (const auto& [key, p] : pods_) {
+    if (p.labels) all.push_back(&p);
+  }
+  return all;
 }
 
 }  // namespace gpuplane::sched

@@ -114,9 +114,16 @@ class Snapshot {
   // Changes with every Place and Remove: what was computed from the placements at one version
   // holds while it is unchanged.
   uint64_t version() const { return version_; }
-  // Placed pods with required anti-affinity terms, which every pod placed after them must
-  // respect (sched/pod_topology.h).
-  const std::set<std::string, std::less<>>& anti_affinity_pods() const { return anti_pods_; }
+  // How many placed pods have required anti-affinity terms, which every pod placed after them
+  // must respect (sched/pod_topology.h), and those whose terms may match a pod with `labels`
+  // (each term is indexed by one of its matchLabels pairs; terms without any always come).
+  int anti_affinity_pods() const { return anti_pods_; }
+  std::vector<const PodPlacement*> AntiAffinityCandidates(
+      const std::map<std::string, std::string>& labels) const;
+  // Placed pods with labels (PodPlacement::labels) that `selector` may match: those holding
+  // its rarest matchLabels pair, else one of the values of an In requirement, else all of
+  // them. The caller checks the selector on each.
+  std::vector<const PodPlacement*> Candidates(const api::LabelSelector& selector) const;
   // Every claim allocated, by key.
   const std::map<std::string, ClaimAllocation, std::less<>>& claims() const { return claims_; }
   // Replaces the node order the index searches in (a policy's preference).
@@ -136,6 +143,8 @@ class Snapshot {
   explicit Snapshot(std::shared_ptr<const model::Inventory> inv);
   absl::Status Take(const std::vector<alloc::Choice>& choices);
   absl::Status Give(const std::vector<alloc::Choice>& choices);
+  // Adds a placed pod with labels to (or removes it from) the label indexes.
+  void Index(const PodPlacement& p, bool add);
 
   std::shared_ptr<const model::Inventory> owned_;
   const model::Inventory& inv_;
@@ -149,7 +158,10 @@ class Snapshot {
   std::map<std::string, PodPlacement, std::less<>> pods_;
   std::set<std::string> volumes_taken_;
   uint64_t version_ = 0;
-  std::set<std::string, std::less<>> anti_pods_;
+  int anti_pods_ = 0;
+  std::map<std::pair<std::string, std::string>, std::set<const PodPlacement*>> anti_by_label_;
+  std::set<const PodPlacement*> anti_unindexed_;
+  std::map<std::pair<std::string, std::string>, std::set<const PodPlacement*>> by_label_;
 };
 
 }  // namespace gpuplane::sched
