@@ -155,8 +155,8 @@ void SchedulerPlaneTest::Claim(const std::string& name, int count, const std::st
          {{"metadata", meta}, {"spec", ClaimSpec(count, "")}});
 }
 
-void SchedulerPlaneTest::Pod(const std::string& name, const json& claim_ref,
-                             const json& extra_spec) {
+void SchedulerPlaneTest::Pod(const std::string& name, const json& claim_ref, const json& extra_spec,
+                             const json& labels) {
   json spec = {{"schedulerName", name_},
                {"containers",
                 json::array({{{"name", "c"},
@@ -164,7 +164,8 @@ void SchedulerPlaneTest::Pod(const std::string& name, const json& claim_ref,
                               {"resources", {{"claims", json::array({{{"name", "gpu"}}})}}}}})},
                {"resourceClaims", json::array({claim_ref})}};
   spec.update(extra_spec);
-  Create("/api/v1/namespaces/" + ns_ + "/pods", {{"metadata", {{"name", name}}}, {"spec", spec}});
+  Create("/api/v1/namespaces/" + ns_ + "/pods",
+         {{"metadata", {{"name", name}, {"labels", labels}}}, {"spec", spec}});
 }
 
 void SchedulerPlaneTest::Workload(const std::string& name, int min_count) {

@@ -52,8 +52,11 @@ class SchedulerPlaneTest : public ::testing::Test {
   nlohmann::json ClaimSpec(int count, const std::string& cel) const;
   // A ResourceClaim of `count` devices, labelled with its gang (for GangViolation).
   void Claim(const std::string& name, int count, const std::string& gang = "");
+  // A pod of this scheduler using one claim (`claim_ref`: a spec.resourceClaims entry named
+  // gpu), with `extra_spec` merged into its spec and `labels`.
   void Pod(const std::string& name, const nlohmann::json& claim_ref,
-           const nlohmann::json& extra_spec = nlohmann::json::object());
+           const nlohmann::json& extra_spec = nlohmann::json::object(),
+           const nlohmann::json& labels = nlohmann::json::object());
   void Workload(const std::string& name, int min_count);
   // A ValidatingAdmissionPolicy `name` bound to the test's namespace: updates of its
   // ResourceClaims for which the CEL expression `allowed` (on `object`) is false are refused;

@@ -142,18 +142,11 @@ TEST_F(SchedulerPlaneTest, RequiredNodeAffinityAndPodAntiAffinityAreFollowed) {
           {{"requiredDuringSchedulingIgnoredDuringExecution", {{"nodeSelectorTerms", terms}}}}}}}});
   json apart = {{"labelSelector", {{"matchLabels", {{"app", "apart"}}}}}, {"topologyKey", "rack"}};
   for (const char* name : {"apart-0", "apart-1", "apart-2"}) {
-    Create("/api/v1/namespaces/" + ns_ + "/pods",
-           {{"metadata", {{"name", name}, {"labels", {{"app", "apart"}}}}},
-            {"spec",
-             {{"schedulerName", name_},
-              {"containers",
-               json::array({{{"name", "c"},
-                             {"image", "pause"},
-                             {"resources", {{"claims", json::array({{{"name", "gpu"}}})}}}}})},
-              {"resourceClaims", json::array({one})},
-              {"affinity",
-               {{"podAntiAffinity",
-                 {{"requiredDuringSchedulingIgnoredDuringExecution", json::array({apart})}}}}}}}});
+    Pod(name, one,
+        {{"affinity",
+          {{"podAntiAffinity",
+            {{"requiredDuringSchedulingIgnoredDuringExecution", json::array({apart})}}}}}},
+        {{"app", "apart"}});
   }
   Start();
 
@@ -615,15 +608,8 @@ TEST_F(SchedulerPlaneTest, APodGroupGangWithARequiredTopologyLandsInOneRack) {
   for (int i = 0; i < 4; ++i) {
     std::string pod = util::Cat("ring-", i);
     Claim(pod, 1);
-    Create("/api/v1/namespaces/" + ns_ + "/pods",
-           {{"metadata", {{"name", pod}, {"labels", {{sched::kPodGroupLabel, "ring"}}}}},
-            {"spec",
-             {{"schedulerName", name_},
-              {"containers",
-               json::array({{{"name", "c"},
-                             {"image", "pause"},
-                             {"resources", {{"claims", json::array({{{"name", "gpu"}}})}}}}})},
-              {"resourceClaims", json::array({{{"name", "gpu"}, {"resourceClaimName", pod}}})}}}});
+    Pod(pod, {{"name", "gpu"}, {"resourceClaimName", pod}}, json::object(),
+        {{sched::kPodGroupLabel, "ring"}});
   }
   Start();
   ASSERT_TRUE(Eventually([&] {

@@ -294,7 +294,9 @@ std::optional<Rule> Session::FilterGroup(const std::vector<size_t>& pods, model:
   bool binds = false;           // some member has claims to bind (pod_volumes.h)
   std::string taint;
   const int32_t held = Held(node);
-  std::vector<const PodInfo*> before;  // members ahead of this one, going to the node too
+  // Members ahead of this one, going to the node too, where pods' labels are read.
+  std::vector<const PodInfo*> before;
+  const bool beside = pods.size() > 1 && pods_.pods[pods.front()].labels;
   for (size_t p : pods) {
     if (pods_.pods[p].priority < held) return Rule::kReserved;
     if (std::optional<Rule> r = node_filter_.Filter(snap_, pods_.pods[p], node, taint)) return r;
@@ -303,7 +305,7 @@ std::optional<Rule> Session::FilterGroup(const std::vector<size_t>& pods, model:
         return r;
       }
     }
-    before.push_back(&pods_.pods[p]);
+    if (beside) before.push_back(&pods_.pods[p]);
     if (AnyConflict(pods_.pods[p].host_ports, ports)) return Rule::kNodePorts;
     ports.insert(ports.end(), pods_.pods[p].host_ports.begin(), pods_.pods[p].host_ports.end());
     binds = binds || !pods_.pods[p].volumes_to_bind.empty();
