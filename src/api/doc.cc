@@ -47,6 +47,11 @@ const Doc* Doc::Find(std::string_view key) const {
   return nullptr;
 }
 
+std::string Doc::ScalarText(std::string_view key) const {
+  const Doc* v = Find(key);
+  return v != nullptr && v->is_scalar() && !v->is_null() ? v->text() : "";
+}
+
 Doc& Doc::Add(std::string key, Doc value, uint32_t key_line) {
   entries_.push_back(DocEntry{std::move(key), key_line, std::move(value)});
   return entries_.back().value;

@@ -7,14 +7,9 @@ namespace {
 
 constexpr char kAnyAddress[] = "0.0.0.0";
 
-std::string Text(const api::Doc& map, std::string_view key) {
-  const api::Doc* v = map.Find(key);
-  return v != nullptr && v->is_scalar() && !v->is_null() ? v->text() : "";
-}
-
 int32_t Port(const api::Doc& map, std::string_view key) {
   int32_t v = 0;
-  std::string text = Text(map, key);
+  std::string text = map.ScalarText(key);
   return absl::SimpleAtoi(text, &v) && v > 0 && v < 65536 ? v : 0;
 }
 
@@ -33,7 +28,7 @@ std::vector<HostPort> HostPortsOf(const api::PodSpec& spec) {
       int32_t port = Port(p, "hostPort");
       if (port == 0 && on_host) port = Port(p, "containerPort");
       if (port == 0) continue;
-      HostPort h{Text(p, "protocol"), Text(p, "hostIP"), port};
+      HostPort h{p.ScalarText("protocol"), p.ScalarText("hostIP"), port};
       if (h.protocol.empty()) h.protocol = "TCP";
       if (h.ip.empty()) h.ip = kAnyAddress;
       out.push_back(std::move(h));

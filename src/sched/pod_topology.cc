@@ -282,7 +282,8 @@ bool PodTopology::SpreadFits(const Spread& sp, model::NodeId node,
   const int domain = d.of_node[node];
   if (domain < 0) return false;
   int extra = 0;
-  for (const PodInfo* a : d.eligible[node] ? also : std::vector<const PodInfo*>{}) {
+  for (size_t i = 0; d.eligible[node] && i < also.size(); ++i) {
+    const PodInfo* a = also[i];
     if (a->labels && !a->labels->terminating && a->labels->ns == ns_ && sp.c->label_selector &&
         MatchesLabels(*sp.c->label_selector, a->labels->labels)) {
       ++extra;

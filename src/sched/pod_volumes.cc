@@ -39,8 +39,7 @@ const api::Doc* Member(const api::Passthrough& extra, const char* key) {
 }
 
 std::string Text(const api::Doc* map, std::string_view key) {
-  const api::Doc* v = map != nullptr && map->is_map() ? map->Find(key) : nullptr;
-  return v != nullptr && v->is_scalar() && !v->is_null() ? v->text() : "";
+  return map != nullptr ? map->ScalarText(key) : "";
 }
 
 // `storage` of a resource map (a claim's requests, a volume's capacity); zero when absent.
