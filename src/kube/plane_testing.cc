@@ -296,6 +296,32 @@ std::string SchedulerPlaneTest::GangViolation() {
   return "";
 }
 
+std::string SchedulerPlaneTest::Describe() {
+  std::string out;
+  for (const json& p : List("pods")) {
+    const json& meta = p["metadata"];
+    const json& status = Field(p, "status");
+    std::string scheduled;
+    for (const json& c : Field(status, "conditions")) {
+      if (c.value("type", "") == "PodScheduled") scheduled = c.value("status", "");
+    }
+    out += util::Cat("\npod ", meta.value("name", ""), ": node \"",
+                     Field(p, "spec").value("nodeName", ""), "\" nominated \"",
+                     status.value("nominatedNodeName", ""), "\" PodScheduled ", scheduled,
+                     meta.contains("deletionTimestamp") ? " deleting" : "");
+  }
+  for (const json& c : List("resourceclaims")) {
+    const json& status = Field(c, "status");
+    out += util::Cat("\nclaim ", c["metadata"].value("name", ""), ": devices");
+    for (const json& r : Field(Field(Field(status, "allocation"), "devices"), "results")) {
+      out += util::Cat(" ", r.value("pool", ""), "/", r.value("device", ""));
+    }
+    out += " reservedFor";
+    for (const json& u : Field(status, "reservedFor")) out += " " + u.value("name", "");
+  }
+  return out;
+}
+
 namespace {
 
 constexpr char kQueueCrd[] =

@@ -89,6 +89,10 @@ class SchedulerPlaneTest : public ::testing::Test {
   // allocated) or has no bound member and no allocated claim; no device is in two claims;
   // no gang intent is open. The first violation, or "".
   std::string GangViolation();
+  // For failure messages: each pod of the namespace (node, deletionTimestamp, nominated node,
+  // PodScheduled) and each claim (allocated devices, reservedFor), one line each, as the API
+  // has them now.
+  std::string Describe();
 
   std::unique_ptr<Client> client_;
   std::string dir_, id_, ns_, cls_, name_;

@@ -682,7 +682,9 @@ TEST_F(SchedulerPlaneTest, PreemptsThePodThatLosesLeastAndWaitsForItToLeave) {
   ASSERT_TRUE(Eventually([&] {
     std::string message = Condition("urgent", "PodScheduled").value("message", "");
     return message.find("Waiting for the pods it preempted on node " + node) != std::string::npos;
-  })) << Condition("urgent", "PodScheduled").dump();
+  })) << Condition("urgent", "PodScheduled").dump()
+      << Describe() << "\n"
+      << GangViolation();
   std::this_thread::sleep_for(std::chrono::seconds(2));
   EXPECT_TRUE(Get(PodPath(ns_, "cheap"))["metadata"].contains("deletionTimestamp"));
   EXPECT_EQ(NodeOf("urgent"), "");
