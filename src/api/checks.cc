@@ -87,6 +87,27 @@ void Schema<TopologySpreadConstraint>::Check(Decoder& d, const Doc& n,
   }
 }
 
+namespace {
+
+// A preferred term's weight: 1-100, as the API server requires.
+void CheckWeight(Decoder& d, const Doc& n, int32_t weight) {
+  if (n.Find("weight") != nullptr && (weight < 1 || weight > 100)) {
+    d.ErrorAt(LineOf(n, "weight"), "weight", util::Cat("must be in the range 1-100, got ", weight));
+  }
+}
+
+}  // namespace
+
+void Schema<PreferredSchedulingTerm>::Check(Decoder& d, const Doc& n,
+                                            const PreferredSchedulingTerm& v) {
+  CheckWeight(d, n, v.weight);
+}
+
+void Schema<WeightedPodAffinityTerm>::Check(Decoder& d, const Doc& n,
+                                            const WeightedPodAffinityTerm& v) {
+  CheckWeight(d, n, v.weight);
+}
+
 void Schema<NodeSelector>::Check(Decoder& d, const Doc& n, const NodeSelector& v) {
   if (n.Find("nodeSelectorTerms") != nullptr && v.node_selector_terms.empty()) {
     d.ErrorAt(LineOf(n, "nodeSelectorTerms"), "nodeSelectorTerms",

@@ -53,11 +53,19 @@ struct WorkloadReference {
 };
 
 // pod.spec.affinity. The scheduler enforces the required terms (node affinity, and pod
-// affinity and anti-affinity: sched/pod_topology.h); preferred ones are kept as written and
-// not scored.
+// affinity and anti-affinity: sched/pod_topology.h) and scores nodes by the preferred ones
+// (sched/preferences.h).
+// A preferred node affinity term: a node matching `preference` scores `weight` (1-100).
+struct PreferredSchedulingTerm {
+  int32_t weight = 0;
+  NodeSelectorTerm preference;
+  bool operator==(const PreferredSchedulingTerm&) const = default;
+};
+
 struct NodeAffinity {
-  std::optional<NodeSelector> required;  // requiredDuringSchedulingIgnoredDuringExecution
-  Passthrough extra;                     // preferredDuringSchedulingIgnoredDuringExecution
+  // requiredDuringSchedulingIgnoredDuringExecution, preferredDuringScheduling...
+  std::optional<NodeSelector> required;
+  std::vector<PreferredSchedulingTerm> preferred;
   bool operator==(const NodeAffinity&) const = default;
 };
 
@@ -73,9 +81,18 @@ struct PodAffinityTerm {
   bool operator==(const PodAffinityTerm&) const = default;
 };
 
+// A preferred pod (anti-)affinity term: each placed pod it matches in the node's domain adds
+// (affinity) or takes away (anti-affinity) `weight` (1-100).
+struct WeightedPodAffinityTerm {
+  int32_t weight = 0;
+  PodAffinityTerm term;  // podAffinityTerm
+  bool operator==(const WeightedPodAffinityTerm&) const = default;
+};
+
 struct PodAffinity {
-  std::vector<PodAffinityTerm> required;  // requiredDuringSchedulingIgnoredDuringExecution
-  Passthrough extra;                      // preferredDuringSchedulingIgnoredDuringExecution
+  // requiredDuringSchedulingIgnoredDuringExecution, preferredDuringScheduling...
+  std::vector<PodAffinityTerm> required;
+  std::vector<WeightedPodAffinityTerm> preferred;
   bool operator==(const PodAffinity&) const = default;
 };
 
@@ -87,7 +104,7 @@ struct Affinity {
 };
 
 // pod.spec.topologySpreadConstraints[]: DoNotSchedule ones are node filters
-// (sched/pod_topology.h); ScheduleAnyway ones are preferences, not scored.
+// (sched/pod_topology.h); ScheduleAnyway ones score nodes (sched/preferences.h).
 struct TopologySpreadConstraint {
   int32_t max_skew = 0;
   std::string topology_key;

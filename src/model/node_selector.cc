@@ -29,19 +29,23 @@ bool Matches(const api::NodeSelectorRequirement& r, const std::string* value) {
 
 }  // namespace
 
+bool MatchesNodeSelectorTerm(const api::NodeSelectorTerm& term, const std::string& node_name,
+                             const std::map<std::string, std::string>& labels) {
+  if (term.match_expressions.empty() && term.match_fields.empty()) return false;
+  for (const api::NodeSelectorRequirement& r : term.match_expressions) {
+    auto it = labels.find(r.key);
+    if (!Matches(r, it == labels.end() ? nullptr : &it->second)) return false;
+  }
+  for (const api::NodeSelectorRequirement& r : term.match_fields) {
+    if (r.key != "metadata.name" || !Matches(r, &node_name)) return false;
+  }
+  return true;
+}
+
 bool MatchesNodeSelector(const api::NodeSelector& selector, const std::string& node_name,
                          const std::map<std::string, std::string>& labels) {
   for (const api::NodeSelectorTerm& term : selector.node_selector_terms) {
-    if (term.match_expressions.empty() && term.match_fields.empty()) continue;  // matches nothing
-    bool ok = true;
-    for (const api::NodeSelectorRequirement& r : term.match_expressions) {
-      auto it = labels.find(r.key);
-      ok = ok && Matches(r, it == labels.end() ? nullptr : &it->second);
-    }
-    for (const api::NodeSelectorRequirement& r : term.match_fields) {
-      ok = ok && r.key == "metadata.name" && Matches(r, &node_name);
-    }
-    if (ok) return true;
+    if (MatchesNodeSelectorTerm(term, node_name, labels)) return true;
   }
   return false;
 }

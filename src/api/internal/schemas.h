@@ -533,11 +533,18 @@ struct Schema<WorkloadReference> {
 };
 
 template <>
+struct Schema<PreferredSchedulingTerm> {
+  static constexpr auto kFields =
+      std::tuple{F("weight", &PreferredSchedulingTerm::weight, kRequired),
+                 F("preference", &PreferredSchedulingTerm::preference, kRequired)};
+  static void Check(Decoder& d, const Doc& n, const PreferredSchedulingTerm& v);
+};
+
+template <>
 struct Schema<NodeAffinity> {
   static constexpr auto kFields =
-      std::tuple{F("requiredDuringSchedulingIgnoredDuringExecution", &NodeAffinity::required)};
-  static constexpr std::array<std::string_view, 1> kPassthrough = {
-      "preferredDuringSchedulingIgnoredDuringExecution"};
+      std::tuple{F("requiredDuringSchedulingIgnoredDuringExecution", &NodeAffinity::required),
+                 F("preferredDuringSchedulingIgnoredDuringExecution", &NodeAffinity::preferred)};
 };
 
 template <>
@@ -569,11 +576,18 @@ struct Schema<PodAffinityTerm> {
 };
 
 template <>
+struct Schema<WeightedPodAffinityTerm> {
+  static constexpr auto kFields =
+      std::tuple{F("weight", &WeightedPodAffinityTerm::weight, kRequired),
+                 F("podAffinityTerm", &WeightedPodAffinityTerm::term, kRequired)};
+  static void Check(Decoder& d, const Doc& n, const WeightedPodAffinityTerm& v);
+};
+
+template <>
 struct Schema<PodAffinity> {
   static constexpr auto kFields =
-      std::tuple{F("requiredDuringSchedulingIgnoredDuringExecution", &PodAffinity::required)};
-  static constexpr std::array<std::string_view, 1> kPassthrough = {
-      "preferredDuringSchedulingIgnoredDuringExecution"};
+      std::tuple{F("requiredDuringSchedulingIgnoredDuringExecution", &PodAffinity::required),
+                 F("preferredDuringSchedulingIgnoredDuringExecution", &PodAffinity::preferred)};
 };
 
 template <>
