@@ -12,6 +12,8 @@
 #       beside young runs, the headroom rule) and with none
 #   (h) 10,000 pods as in (e), in 100 apps, each pod with required anti-affinity to its app's
 #       pods by host and a DoNotSchedule spread over hosts (sched/pod_topology.h)
+#   (i) the same pods with preferred anti-affinity and a ScheduleAnyway spread instead: every
+#       node scored per pod (sched/preferences.h)
 # Each case runs RUNS times (default 5); the medians are printed. Inputs are generated under
 # WORK (default a temporary directory) by `gpuplane generate cluster` and
 # tools/sched_bench_inputs.py. Usage: scripts/sched_bench.sh [build/gpuplane]
@@ -32,6 +34,7 @@ python3 $T gangs 64 8 "$WORK/gangs.yaml"
 python3 $T pods 10000 "$WORK/pods10000.yaml"
 python3 $T full 1000 1000 "$WORK/full1000.yaml"
 python3 $T spread 10000 100 "$WORK/spread10000.yaml"
+python3 $T prefer 10000 100 "$WORK/prefer10000.yaml"
 python3 $T window 5000 10000 1h "$WORK/window1h.yaml"
 python3 $T window 5000 10000 0s "$WORK/window0s.yaml"
 
@@ -85,3 +88,4 @@ for w in 1h 0s; do
   echo "(g) 10,000 pods, opportunistic window $w, 5,000 nodes, --preempt: $(median timings.seconds -- "$BIN" schedule --objects "$WORK/c5000" --workload "$WORK/window$w.yaml" -o json --preempt --now 2026-12-01T12:00:00Z)"
 done
 echo "(h) 10,000 pods in 100 apps, anti-affinity and spread by host, 5,000 nodes: $(median timings.seconds timings.snapshot_seconds timings.decision_seconds.p50 timings.decision_seconds.p99 timings.decision_seconds.max summary.scheduled -- "$BIN" schedule --objects "$WORK/c5000" --workload "$WORK/spread10000.yaml" -o json)"
+echo "(i) 10,000 pods in 100 apps, preferred anti-affinity and soft spread by host, 5,000 nodes: $(median timings.seconds timings.snapshot_seconds timings.decision_seconds.p50 timings.decision_seconds.p99 timings.decision_seconds.max summary.scheduled -- "$BIN" schedule --objects "$WORK/c5000" --workload "$WORK/prefer10000.yaml" -o json)"

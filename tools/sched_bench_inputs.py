@@ -12,6 +12,8 @@
   sched_bench_inputs.py spread N APPS FILE     the same in APPS apps, each pod with required
                                                anti-affinity to its app by host and a
                                                DoNotSchedule spread over hosts
+  sched_bench_inputs.py prefer N APPS FILE     the same with preferred anti-affinity and a
+                                               ScheduleAnyway spread (scored, not filters)
   sched_bench_inputs.py full NODES N FILE      every GPU of NODES h100 nodes held by a running
                                                pod of priority 0 (restore times vary), and N
                                                pending one-GPU pods of priority 10
@@ -155,6 +157,31 @@ spec:
 """)
 
 
+def prefer(n, apps, out):
+    """N pending one-GPU pods in `apps` apps, each preferring hosts without a pod of its app
+    (preferred anti-affinity) and spread over hosts softly (ScheduleAnyway, maxSkew 1)."""
+    out.write(TEMPLATE)
+    for i in range(n):
+        app = f"app{i % apps}"
+        out.write(f"""---
+apiVersion: v1
+kind: Pod
+metadata: {{name: p{i}, namespace: bench, labels: {{app: {app}}}}}
+spec:
+  resourceClaims: [{{name: gpu, resourceClaimTemplateName: one-gpu}}]
+  containers: [{{name: c}}]
+  affinity:
+    podAntiAffinity:
+      preferredDuringSchedulingIgnoredDuringExecution:
+      - weight: 100
+        podAffinityTerm:
+          labelSelector: {{matchLabels: {{app: {app}}}}}
+          topologyKey: kubernetes.io/hostname
+  topologySpreadConstraints:
+  - {{maxSkew: 1, topologyKey: kubernetes.io/hostname, whenUnsatisfiable: ScheduleAnyway, labelSelector: {{matchLabels: {{app: {app}}}}}}}
+""")
+
+
 def full(nodes, n, out):
     out.write(TEMPLATE)
     for i in range(nodes):
@@ -239,6 +266,8 @@ def main(argv):
             pods(int(args[0]), out)
         elif kind == "spread":
             spread(int(args[0]), int(args[1]), out)
+        elif kind == "prefer":
+            prefer(int(args[0]), int(args[1]), out)
         elif kind == "full":
             full(int(args[0]), int(args[1]), out)
         elif kind == "window":

@@ -127,10 +127,11 @@ TEST_F(SchedulerPlaneTest, BindsClaimsFromTemplatesAndExplainsThePodsItCannotPla
 
 // Required node affinity picks the node; pods asking to be apart (required anti-affinity on a
 // node label, as the API server stores it) go to different nodes though both fit the A100 node
-// (least worth first), and a third, for which neither node is left, waits with the reason.
+// (least worth first), and a third, for which neither node is left, waits with the reason; a
+// pod preferring the H100's rack goes there though the A100 has a GPU left.
 TEST_F(SchedulerPlaneTest, RequiredNodeAffinityAndPodAntiAffinityAreFollowed) {
   std::string a100 = Node("a", "A100", 2, {{"rack", "r-a"}});
-  std::string h100 = Node("h", "H100", 2, {{"rack", "r-h"}});
+  std::string h100 = Node("h", "H100", 3, {{"rack", "r-h"}});
   Create("/apis/resource.k8s.io/v1/namespaces/" + ns_ + "/resourceclaimtemplates",
          {{"metadata", {{"name", "one"}}}, {"spec", {{"spec", ClaimSpec(1, "")}}}});
   const json one = {{"name", "gpu"}, {"resourceClaimTemplateName", "one"}};
@@ -148,10 +149,18 @@ TEST_F(SchedulerPlaneTest, RequiredNodeAffinityAndPodAntiAffinityAreFollowed) {
             {{"requiredDuringSchedulingIgnoredDuringExecution", json::array({apart})}}}}}},
         {{"app", "apart"}});
   }
+  json rack_h = {{"key", "rack"}, {"operator", "In"}, {"values", json::array({"r-h"})}};
+  json prefer = {{"weight", 50}, {"preference", {{"matchExpressions", json::array({rack_h})}}}};
+  Pod("likes-h", one,
+      {{"affinity",
+        {{"nodeAffinity",
+          {{"preferredDuringSchedulingIgnoredDuringExecution", json::array({prefer})}}}}}});
   Start();
 
   ASSERT_TRUE(Eventually([&] { return !NodeOf("pinned").empty(); })) << status_;
   EXPECT_EQ(NodeOf("pinned"), h100);
+  ASSERT_TRUE(Eventually([&] { return !NodeOf("likes-h").empty(); })) << status_;
+  EXPECT_EQ(NodeOf("likes-h"), h100);
   ASSERT_TRUE(Eventually([&] {
     int bound = 0;
     for (const char* name : {"apart-0", "apart-1", "apart-2"}) bound += !NodeOf(name).empty();

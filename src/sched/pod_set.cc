@@ -6,6 +6,7 @@
 
 #include "sched/checkpoints.h"
 #include "sched/pod_volumes.h"
+#include "sched/preferences.h"
 #include "util/strings.h"
 
 namespace gpuplane::sched {
@@ -157,12 +158,13 @@ PodInfo DescribePod(const api::SourcedObject& o, size_t input) {
 
 namespace {
 
-// When some pod's terms read other pods' labels (sched/pod_topology.h), every pod carries
-// its labels into its placement; else none does, and the filters cost nothing.
+// When some pod's terms read other pods' labels (sched/pod_topology.h; sched/preferences.h,
+// any preference), every pod carries its labels into its placement; else none does, and the
+// filters and scores cost nothing.
 void LabelPods(PodSet& set) {
   bool asked = std::any_of(set.pods.begin(), set.pods.end(), [](const PodInfo& p) {
     const api::PodSpec& spec = p.pod->spec;
-    return AsksPodTopology(spec);
+    return AsksPodTopology(spec) || HasPreferences(spec);
   });
   if (!asked) return;
   for (PodInfo& p : set.pods) {

@@ -106,8 +106,9 @@ std::shared_ptr<const SpreadDomains> SpreadDomainCache::Get(
     key.node_affinity = spec.affinity->node_affinity->required;
   }
   for (const api::TopologySpreadConstraint& other : spec.topology_spread_constraints) {
-    if (DoNotSchedule(other)) key.keys.push_back(other.topology_key);
+    if (other.when_unsatisfiable == c.when_unsatisfiable) key.keys.push_back(other.topology_key);
   }
+  if (snapshot_ != &s) keys_.clear();
   if (snapshot_ != &s || entries_.size() > 64) entries_.clear();
   snapshot_ = &s;
   for (const auto& [k, domains] : entries_) {
@@ -146,6 +147,24 @@ std::shared_ptr<const SpreadDomains> SpreadDomainCache::Get(
   }
   entries_.emplace_back(std::move(key), d);
   return d;
+}
+
+std::shared_ptr<const std::vector<int>> SpreadDomainCache::OfNode(const Snapshot& s,
+                                                                  const std::string& key) {
+  if (snapshot_ != &s) entries_.clear(), keys_.clear();
+  snapshot_ = &s;
+  auto it = keys_.find(key);
+  if (it != keys_.end()) return it->second;
+  const model::Inventory& inv = s.inventory();
+  auto of_node = std::make_shared<std::vector<int>>(inv.nodes().size(), -1);
+  std::map<std::string, int> index;
+  for (model::NodeId n = 0; n < inv.nodes().size(); ++n) {
+    const std::string* value = Label(inv.nodes()[n].labels, key);
+    if (value != nullptr) {
+      (*of_node)[n] = index.emplace(*value, static_cast<int>(index.size())).first->second;
+    }
+  }
+  return keys_.emplace(key, std::move(of_node)).first->second;
 }
 
 PodTopology::PodTopology(const Snapshot& s, const PodInfo& pod, SpreadDomainCache* cache)

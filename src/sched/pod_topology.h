@@ -70,8 +70,9 @@ bool AsksPodTopology(const api::PodSpec& spec);
 std::string UnsupportedTerm(const api::PodSpec& spec);
 
 // The domains of a spread constraint's topology key over a snapshot's nodes, and which nodes
-// it counts for a pod (its eligibility rules above). It depends on the nodes and the pod's node
-// constraints only, so pods alike share one (SpreadDomainCache).
+// it counts for a pod (its eligibility rules above; the keys a node must have are those of
+// the pod's constraints with the same whenUnsatisfiable). It depends on the nodes and the pod's
+// node constraints only, so pods alike share one (SpreadDomainCache).
 struct SpreadDomains {
   std::vector<int> of_node;           // by node: its domain's index, -1 without the key
   std::vector<char> eligible;         // by node: its pods are counted
@@ -85,19 +86,23 @@ class SpreadDomainCache {
  public:
   std::shared_ptr<const SpreadDomains> Get(const Snapshot& s, const PodInfo& pod,
                                            const api::TopologySpreadConstraint& c);
+  // By node: the index of its value of label `key` among the snapshot's nodes' values (-1
+  // without the label).
+  std::shared_ptr<const std::vector<int>> OfNode(const Snapshot& s, const std::string& key);
 
  private:
   struct Key {
     std::map<std::string, std::string> node_selector;
     std::optional<api::NodeSelector> node_affinity;
     std::vector<api::Toleration> tolerations;
-    std::vector<std::string> keys;  // every DoNotSchedule constraint's key
+    std::vector<std::string> keys;  // the key of every constraint as strict as this one
     std::string key;
     bool honor_affinity = true, honor_taints = false;
     bool operator==(const Key&) const = default;
   };
   const Snapshot* snapshot_ = nullptr;
   std::vector<std::pair<Key, std::shared_ptr<const SpreadDomains>>> entries_;
+  std::map<std::string, std::shared_ptr<const std::vector<int>>> keys_;
 };
 
 // The counts kube-scheduler's PreFilter takes, for one pod against one snapshot. `cache`

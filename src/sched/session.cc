@@ -4,6 +4,7 @@
 
 #include "alloc/verifier.h"
 #include "sched/pod_volumes.h"
+#include "sched/preferences.h"
 #include "util/strings.h"
 
 namespace gpuplane::sched {
@@ -442,7 +443,16 @@ model::NodeId Session::PlacePod(size_t pod, Statement& stmt, const alloc::Device
         nodes == nullptr || std::find(nodes->begin(), nodes->end(), pinned) != nodes->end();
     return allowed && attempt(pinned, tiers) && error.ok() ? pinned : model::kNoId;
   }
+  const bool scored = nodes == nullptr && Scored(pod);
   for (size_t tier = 1; tier <= tiers; ++tier) {
+    if (scored) {
+      std::vector<ScoredNode> heap = ScoredNodes(pod, claims, tier);
+      while (!heap.empty()) {
+        const model::NodeId n = NextScored(heap);
+        if (attempt(n, tier)) return error.ok() ? n : model::kNoId;
+      }
+      continue;
+    }
     if (nodes != nullptr) {
       for (model::NodeId n : *nodes) {
         if (!index.MayFit(claims, n, tier)) continue;
@@ -467,6 +477,45 @@ model::NodeId Session::PlacePod(size_t pod, Statement& stmt, const alloc::Device
     }
   }
   return model::kNoId;
+}
+
+bool Session::Scored(size_t pod) {
+  if (prefer_no_schedule_ < 0) prefer_no_schedule_ = AnyPreferNoSchedule(snap_) ? 1 : 0;
+  return prefer_no_schedule_ == 1 || HasPreferences(pods_.pods[pod].pod->spec);
+}
+
+bool Session::ScoredNode::operator<(const ScoredNode& o) const {
+  if (score != o.score) return score < o.score;
+  if (young != o.young) return young < o.young;
+  return position > o.position;
+}
+
+std::vector<Session::ScoredNode> Session::ScoredNodes(
+    size_t pod, const std::vector<const alloc::CompiledClaim*>& claims, size_t tier) {
+  alloc::NodeIndex& index = snap_.index();
+  std::vector<model::NodeId> nodes;
+  std::vector<size_t> positions;
+  for (size_t p = index.FirstCandidate(claims, 0, tier); p != alloc::kNoPosition;
+       p = index.FirstCandidate(claims, p + 1, tier)) {
+    const model::NodeId n = index.order()[p];
+    if (FilterGroup({pod}, n)) continue;
+    nodes.push_back(n);
+    positions.push_back(p);
+  }
+  const std::vector<int64_t> scores = ScoreNodes(snap_, pods_.pods[pod], nodes, &prefer_domains_);
+  std::vector<ScoredNode> heap(nodes.size());
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    heap[i] = {scores[i], prefer_young_ ? young_[nodes[i]] : 0.0, positions[i], nodes[i]};
+  }
+  std::make_heap(heap.begin(), heap.end());
+  return heap;
+}
+
+model::NodeId Session::NextScored(std::vector<ScoredNode>& heap) {
+  std::pop_heap(heap.begin(), heap.end());
+  const model::NodeId n = heap.back().node;
+  heap.pop_back();
+  return n;
 }
 
 }  // namespace gpuplane::sched

@@ -192,7 +192,8 @@ class Session {
                     const alloc::DeviceFilter* filter, Rule& rule, size_t alternatives = SIZE_MAX);
   // The first node (index order, or within `nodes`) where the pod fits, preferring nodes
   // where earlier firstAvailable subrequests fit (as kube-scheduler scores them); kNoId when
-  // none.
+  // none. A pod with preferences (preferences.h) tries the nodes that pass the filters and
+  // may fit by their score, highest first, at each firstAvailable tier.
   model::NodeId PlacePod(size_t pod, Statement& stmt, const alloc::DeviceFilter* filter,
                          const std::vector<model::NodeId>* nodes, Status& error);
   std::vector<const alloc::CompiledClaim*> FreshClaims(size_t pod, model::NodeId& pinned,
@@ -352,6 +353,26 @@ class Session {
   std::map<size_t, QueueCharge> charges_;  // pod -> what it holds against its queue
   std::vector<double> fair_devices_;       // per queue, once the first preemption asks
   std::vector<double> reclaimed_;          // per queue, devices moving by this pass's preemptions
+  // Scoring by preferences (preferences.h): spread domains shared by pods alike, and
+  // whether some node has a PreferNoSchedule taint (-1: not yet known).
+  SpreadDomainCache prefer_domains_;
+  int prefer_no_schedule_ = -1;
+  // Whether the single pod being placed is scored (its preferences, or PreferNoSchedule taints).
+  bool Scored(size_t pod);
+  // The nodes that pass the filters and may fit `claims` at `tier`, as a heap by score
+  // (highest first, young nodes first among equals when prefer_young_, then index order):
+  // NextScored takes them out in that order (usually the first fits: no full sort).
+  struct ScoredNode {
+    int64_t score;
+    double young;
+    size_t position;
+    model::NodeId node;
+    bool operator<(const ScoredNode& o) const;  // after `o` in the order above
+  };
+  std::vector<ScoredNode> ScoredNodes(size_t pod,
+                                      const std::vector<const alloc::CompiledClaim*>& claims,
+                                      size_t tier);
+  static model::NodeId NextScored(std::vector<ScoredNode>& heap);
   // Window work (window_order.cc): young runs' devices per node (empty until first needed),
   // and the policy's order while PreferYoung's is in place.
   std::vector<double> young_;
