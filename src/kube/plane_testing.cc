@@ -392,19 +392,21 @@ void SchedulerPlaneTest::Queue(const std::string& name, const json& resources) {
                    {"spec", {{"namespaces", json::array({ns_})}, {"resources", resources}}}});
 }
 
-std::vector<std::string> SchedulerPlaneTest::RefuseClaimUpdates(const std::string& name,
-                                                                const std::string& allowed,
-                                                                const std::string& probe) {
+std::vector<std::string> SchedulerPlaneTest::Refuse(const std::string& name,
+                                                    const std::string& group,
+                                                    const std::string& resource,
+                                                    const std::string& operation,
+                                                    const std::string& allowed) {
   const std::string admission = "/apis/admissionregistration.k8s.io/v1/";
   Create(admission + "validatingadmissionpolicies",
          {{"metadata", {{"name", name}}},
           {"spec",
            {{"failurePolicy", "Fail"},
             {"matchConstraints",
-             {{"resourceRules", json::array({{{"apiGroups", {"resource.k8s.io"}},
+             {{"resourceRules", json::array({{{"apiGroups", {group}},
                                               {"apiVersions", {"*"}},
-                                              {"operations", {"UPDATE"}},
-                                              {"resources", {"resourceclaims"}}}})}}},
+                                              {"operations", {operation}},
+                                              {"resources", {resource}}}})}}},
             {"validations",
              json::array({{{"expression", allowed}, {"message", "denied by the test"}}})}}}});
   Create(
@@ -415,6 +417,15 @@ std::vector<std::string> SchedulerPlaneTest::RefuseClaimUpdates(const std::strin
          {"validationActions", {"Deny"}},
          {"matchResources",
           {{"namespaceSelector", {{"matchLabels", {{"kubernetes.io/metadata.name", ns_}}}}}}}}}});
+  return {admission + "validatingadmissionpolicybindings/" + name,
+          admission + "validatingadmissionpolicies/" + name};
+}
+
+std::vector<std::string> SchedulerPlaneTest::RefuseClaimUpdates(const std::string& name,
+                                                                const std::string& allowed,
+                                                                const std::string& probe) {
+  std::vector<std::string> paths =
+      Refuse(name, "resource.k8s.io", "resourceclaims", "UPDATE", allowed);
   const std::string path = ClaimPath(ns_, probe);
   EXPECT_TRUE(Eventually([&] {
     json c = Get(path);
@@ -424,8 +435,19 @@ std::vector<std::string> SchedulerPlaneTest::RefuseClaimUpdates(const std::strin
     return r.ok() && !r->ok();
   })) << "the policy "
       << name << " was never in force";
-  return {admission + "validatingadmissionpolicybindings/" + name,
-          admission + "validatingadmissionpolicies/" + name};
+  return paths;
+}
+
+std::vector<std::string> SchedulerPlaneTest::RefusePodDeletes(const std::string& name,
+                                                              const std::string& pod) {
+  std::vector<std::string> paths =
+      Refuse(name, "", "pods", "DELETE", util::Cat("oldObject.metadata.name != '", pod, "'"));
+  EXPECT_TRUE(Eventually([&] {
+    absl::StatusOr<Response> r = client_->Do("DELETE", PodPath(ns_, pod) + "?dryRun=All");
+    return r.ok() && !r->ok();
+  })) << "the policy "
+      << name << " was never in force";
+  return paths;
 }
 
 }  // namespace gpuplane::kube

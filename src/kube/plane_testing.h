@@ -64,6 +64,14 @@ class SchedulerPlaneTest : public ::testing::Test {
   // must refuse, is refused). Returns the paths that delete the policy and its binding.
   std::vector<std::string> RefuseClaimUpdates(const std::string& name, const std::string& allowed,
                                               const std::string& probe);
+  // The same for deletes of the namespace's pod `pod` (returns once a dry-run delete of it is
+  // refused).
+  std::vector<std::string> RefusePodDeletes(const std::string& name, const std::string& pod);
+  // A ValidatingAdmissionPolicy `name` and its binding to the test's namespace, refusing
+  // `operation` on `resource` of API `group` where the CEL expression `allowed` is false.
+  std::vector<std::string> Refuse(const std::string& name, const std::string& group,
+                                  const std::string& resource, const std::string& operation,
+                                  const std::string& allowed);
   // PriorityClasses low-<id> (10) and high-<id> (1000).
   void PriorityClasses();
   // Installs deploy/crds/queues.gpuplane.io.yaml (if not there) and returns once Queues are

@@ -838,16 +838,18 @@ void Scheduler::Execute(Job& job) {
         Log(std::string(s.message()));
       }
     }
+    bool evicted = true;  // else the job is tried again after its backoff, victims and all
     for (const auto& [victim, eviction] : job.victims) {
       if (!leading_()) return;
       if (absl::Status s = writer_.Evict(victim, eviction); s.ok()) {
         ++metrics_.victims;
       } else {
+        evicted = false;
         metrics_.ApiError("preemption");
         Log(std::string(s.message()));
       }
     }
-    if (!job.victims.empty()) ++metrics_.preemptions;
+    if (!job.victims.empty() && evicted) ++metrics_.preemptions;
     absl::Status s =
         writer_.MarkUnschedulable(pod, job.unschedulable, options_.name, job.nominated);
     metrics_.Attempt("unschedulable");
@@ -855,7 +857,7 @@ void Scheduler::Execute(Job& job) {
       metrics_.ApiError("unschedulable");
       Log(std::string(s.message()));
     }
-    job.done = s.ok();
+    job.done = s.ok() && evicted;
     return;
   }
   if (job.gang_kind.empty()) {

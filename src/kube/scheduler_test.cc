@@ -818,6 +818,37 @@ TEST_F(SchedulerPlaneTest, AFailedWriteIsTriedAgainWithoutAClusterChange) {
   ASSERT_TRUE(Eventually([&] { return !NodeOf("p").empty(); }, 60)) << status_;
 }
 
+// A preemption whose eviction the API server refuses is tried again after a backoff: a
+// ValidatingAdmissionPolicy denies deletes of the victim, so its first eviction fails (it is
+// marked, not deleted); once the policy's binding is removed, nothing else changing in the
+// cluster, the victim is deleted and the preemptor bound (before, the preemptor's unchanged
+// report kept the preemption from being tried again).
+TEST_F(SchedulerPlaneTest, ARefusedEvictionIsTriedAgain) {
+  PriorityClasses();
+  Node("n", "H100", 1);
+  Create("/apis/resource.k8s.io/v1/namespaces/" + ns_ + "/resourceclaimtemplates",
+         {{"metadata", {{"name", "one"}}}, {"spec", {{"spec", ClaimSpec(1, "")}}}});
+  auto pod = [&](const std::string& name, const std::string& level) {
+    Pod(name, {{"name", "gpu"}, {"resourceClaimTemplateName", "one"}},
+        {{"priorityClassName", util::Cat(level, "-", id_)}, {"terminationGracePeriodSeconds", 0}});
+  };
+  pod("low", "low");
+  Start();
+  ASSERT_TRUE(Eventually([&] { return !NodeOf("low").empty(); })) << status_;
+  std::vector<std::string> policy = RefusePodDeletes(util::Cat("deny-delete-", id_), "low");
+  pod("high", "high");
+  const std::string failed = "gpuplane_scheduler_api_errors_total{write=\"preemption\"}";
+  ASSERT_TRUE(Eventually([&] {
+    return scheduler_->metrics().Render().find(failed) != std::string::npos;
+  })) << status_;
+  EXPECT_TRUE(Condition("low", "DisruptionTarget").is_object());
+  EXPECT_EQ(NodeOf("high"), "");
+  for (const std::string& path : policy) (void)client_->Do("DELETE", path);
+  ASSERT_TRUE(Eventually([&] { return !NodeOf("high").empty(); }, 60)) << status_ << Describe();
+  EXPECT_FALSE(Get(PodPath(ns_, "low")).is_object()) << "the victim is gone";
+  EXPECT_EQ(GangViolation(), "");  // no device in two claims
+}
+
 // A pod whose writes keep failing sits out of the passes while it backs off, so the device the
 // pass gave it goes to the next pod (without backoff it would be given the device again on
 // every cycle and the other pod would wait as long as the failure lasts).
