@@ -827,37 +827,44 @@ void Scheduler::Execute(Job& job) {
   if (!leading_()) return;
   if (!job.unschedulable.empty()) {
     const PodRef& pod = job.members[0].pod;
+    // The preemptor's report and nomination first: a pass that sees a victim leaving then also
+    // sees the node held for the pod it leaves for (pods come in one watch stream, in order),
+    // so it waits instead of preempting another victim; and no victim goes for a preemptor
+    // that could not be told (deleted, say).
+    absl::Status s =
+        writer_.MarkUnschedulable(pod, job.unschedulable, options_.name, job.nominated);
+    metrics_.Attempt("unschedulable");
+    if (!s.ok()) {
+      if (s.code() != absl::StatusCode::kNotFound) {
+        metrics_.ApiError("unschedulable");
+        Log(std::string(s.message()));
+      }
+      return;
+    }
     // Every victim marked before any is evicted: a leader that finds a marked victim still
     // running finishes the preemption of its whole job (Recover).
     std::string why = util::Cat("preempted by ", pod.ns, "/", pod.name, " (", options_.name,
                                 "), which will run on node ", job.nominated);
     for (const auto& [victim, eviction] : job.victims) {
       if (!leading_()) return;
-      if (absl::Status s = writer_.MarkPreempted(victim, why, options_.name); !s.ok()) {
+      if (absl::Status m = writer_.MarkPreempted(victim, why, options_.name); !m.ok()) {
         metrics_.ApiError("preemption");
-        Log(std::string(s.message()));
+        Log(std::string(m.message()));
       }
     }
     bool evicted = true;  // else the job is tried again after its backoff, victims and all
     for (const auto& [victim, eviction] : job.victims) {
       if (!leading_()) return;
-      if (absl::Status s = writer_.Evict(victim, eviction); s.ok()) {
+      if (absl::Status e = writer_.Evict(victim, eviction); e.ok()) {
         ++metrics_.victims;
       } else {
         evicted = false;
         metrics_.ApiError("preemption");
-        Log(std::string(s.message()));
+        Log(std::string(e.message()));
       }
     }
     if (!job.victims.empty() && evicted) ++metrics_.preemptions;
-    absl::Status s =
-        writer_.MarkUnschedulable(pod, job.unschedulable, options_.name, job.nominated);
-    metrics_.Attempt("unschedulable");
-    if (!s.ok() && s.code() != absl::StatusCode::kNotFound) {
-      metrics_.ApiError("unschedulable");
-      Log(std::string(s.message()));
-    }
-    job.done = s.ok() && evicted;
+    job.done = evicted;
     return;
   }
   if (job.gang_kind.empty()) {
