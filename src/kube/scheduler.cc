@@ -823,50 +823,50 @@ bool Scheduler::WritePod(const Job& job, size_t i, std::vector<std::string>& all
   return true;
 }
 
-void Scheduler::Execute(Job& job) {
-  if (!leading_()) return;
-  if (!job.unschedulable.empty()) {
-    const PodRef& pod = job.members[0].pod;
-    // The preemptor's report and nomination first: a pass that sees a victim leaving then also
-    // sees the node held for the pod it leaves for (pods come in one watch stream, in order),
-    // so it waits instead of preempting another victim; and no victim goes for a preemptor
-    // that could not be told (deleted, say).
-    absl::Status s =
-        writer_.MarkUnschedulable(pod, job.unschedulable, options_.name, job.nominated);
-    metrics_.Attempt("unschedulable");
-    if (!s.ok()) {
-      if (s.code() != absl::StatusCode::kNotFound) {
-        metrics_.ApiError("unschedulable");
-        Log(std::string(s.message()));
-      }
-      return;
+void Scheduler::Report(Job& job) {
+  const PodRef& pod = job.members[0].pod;
+  // The preemptor's report and nomination first: a pass that sees a victim leaving then also
+  // sees the node held for the pod it leaves for (pods come in one watch stream, in order),
+  // so it waits instead of preempting another victim; and no victim goes for a preemptor
+  // that could not be told (deleted, say).
+  absl::Status s = writer_.MarkUnschedulable(pod, job.unschedulable, options_.name, job.nominated);
+  metrics_.Attempt("unschedulable");
+  if (!s.ok()) {
+    if (s.code() != absl::StatusCode::kNotFound) {
+      metrics_.ApiError("unschedulable");
+      Log(std::string(s.message()));
     }
-    // Every victim marked before any is evicted: a leader that finds a marked victim still
-    // running finishes the preemption of its whole job (Recover).
-    std::string why = util::Cat("preempted by ", pod.ns, "/", pod.name, " (", options_.name,
-                                "), which will run on node ", job.nominated);
-    for (const auto& [victim, eviction] : job.victims) {
-      if (!leading_()) return;
-      if (absl::Status m = writer_.MarkPreempted(victim, why, options_.name); !m.ok()) {
-        metrics_.ApiError("preemption");
-        Log(std::string(m.message()));
-      }
-    }
-    bool evicted = true;  // else the job is tried again after its backoff, victims and all
-    for (const auto& [victim, eviction] : job.victims) {
-      if (!leading_()) return;
-      if (absl::Status e = writer_.Evict(victim, eviction); e.ok()) {
-        ++metrics_.victims;
-      } else {
-        evicted = false;
-        metrics_.ApiError("preemption");
-        Log(std::string(e.message()));
-      }
-    }
-    if (!job.victims.empty() && evicted) ++metrics_.preemptions;
-    job.done = evicted;
     return;
   }
+  // Every victim marked before any is evicted: a leader that finds a marked victim still
+  // running finishes the preemption of its whole job (Recover).
+  std::string why = util::Cat("preempted by ", pod.ns, "/", pod.name, " (", options_.name,
+                              "), which will run on node ", job.nominated);
+  for (const auto& [victim, eviction] : job.victims) {
+    if (!leading_()) return;
+    if (absl::Status m = writer_.MarkPreempted(victim, why, options_.name); !m.ok()) {
+      metrics_.ApiError("preemption");
+      Log(std::string(m.message()));
+    }
+  }
+  bool evicted = true;  // else the job is tried again after its backoff, victims and all
+  for (const auto& [victim, eviction] : job.victims) {
+    if (!leading_()) return;
+    if (absl::Status e = writer_.Evict(victim, eviction); e.ok()) {
+      ++metrics_.victims;
+    } else {
+      evicted = false;
+      metrics_.ApiError("preemption");
+      Log(std::string(e.message()));
+    }
+  }
+  if (!job.victims.empty() && evicted) ++metrics_.preemptions;
+  job.done = evicted;
+}
+
+void Scheduler::Execute(Job& job) {
+  if (!leading_()) return;
+  if (!job.unschedulable.empty()) return Report(job);
   if (job.gang_kind.empty()) {
     std::vector<std::string> allocated;
     if (WritePod(job, 0, allocated)) {

@@ -156,6 +156,8 @@ class Scheduler {
   void SaveUsage(bool now);
   static constexpr double kSaveUsageSeconds = 30;
   void Execute(Job& job);
+  // A pod that is not bound: its report (and nomination), then its victims marked and evicted.
+  void Report(Job& job);
   bool WritePod(const Job& job, size_t member, std::vector<std::string>& allocated);
   // The gang intent of `job` (kube/gang_intent.h).
   static nlohmann::json IntentOf(const Job& job);
