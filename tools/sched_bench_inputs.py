@@ -134,51 +134,36 @@ spec:{prio}
 """)
 
 
-def spread(n, apps, out):
-    """N pending one-GPU pods in `apps` apps, each pod spread over hosts (DoNotSchedule, maxSkew
-    1) and kept off hosts holding a pod of its app (required anti-affinity)."""
+def spread(n, apps, out, soft=False):
+    """N pending one-GPU pods in `apps` apps, each pod spread over hosts (maxSkew 1) and kept
+    off hosts holding a pod of its app: required anti-affinity and DoNotSchedule, or with
+    `soft` preferred anti-affinity and ScheduleAnyway (scored, not filters)."""
     out.write(TEMPLATE)
-    for i in range(n):
-        app = f"app{i % apps}"
-        out.write(f"""---
-apiVersion: v1
-kind: Pod
-metadata: {{name: p{i}, namespace: bench, labels: {{app: {app}}}}}
-spec:
-  resourceClaims: [{{name: gpu, resourceClaimTemplateName: one-gpu}}]
-  containers: [{{name: c}}]
-  affinity:
-    podAntiAffinity:
-      requiredDuringSchedulingIgnoredDuringExecution:
-      - labelSelector: {{matchLabels: {{app: {app}}}}}
-        topologyKey: kubernetes.io/hostname
-  topologySpreadConstraints:
-  - {{maxSkew: 1, topologyKey: kubernetes.io/hostname, whenUnsatisfiable: DoNotSchedule, labelSelector: {{matchLabels: {{app: {app}}}}}}}
-""")
-
-
-def prefer(n, apps, out):
-    """N pending one-GPU pods in `apps` apps, each preferring hosts without a pod of its app
-    (preferred anti-affinity) and spread over hosts softly (ScheduleAnyway, maxSkew 1)."""
-    out.write(TEMPLATE)
-    for i in range(n):
-        app = f"app{i % apps}"
-        out.write(f"""---
-apiVersion: v1
-kind: Pod
-metadata: {{name: p{i}, namespace: bench, labels: {{app: {app}}}}}
-spec:
-  resourceClaims: [{{name: gpu, resourceClaimTemplateName: one-gpu}}]
-  containers: [{{name: c}}]
-  affinity:
-    podAntiAffinity:
-      preferredDuringSchedulingIgnoredDuringExecution:
+    if soft:
+        anti = """      preferredDuringSchedulingIgnoredDuringExecution:
       - weight: 100
         podAffinityTerm:
           labelSelector: {{matchLabels: {{app: {app}}}}}
-          topologyKey: kubernetes.io/hostname
+          topologyKey: kubernetes.io/hostname"""
+    else:
+        anti = """      requiredDuringSchedulingIgnoredDuringExecution:
+      - labelSelector: {{matchLabels: {{app: {app}}}}}
+        topologyKey: kubernetes.io/hostname"""
+    when = "ScheduleAnyway" if soft else "DoNotSchedule"
+    for i in range(n):
+        app = f"app{i % apps}"
+        out.write(f"""---
+apiVersion: v1
+kind: Pod
+metadata: {{name: p{i}, namespace: bench, labels: {{app: {app}}}}}
+spec:
+  resourceClaims: [{{name: gpu, resourceClaimTemplateName: one-gpu}}]
+  containers: [{{name: c}}]
+  affinity:
+    podAntiAffinity:
+{anti.format(app=app)}
   topologySpreadConstraints:
-  - {{maxSkew: 1, topologyKey: kubernetes.io/hostname, whenUnsatisfiable: ScheduleAnyway, labelSelector: {{matchLabels: {{app: {app}}}}}}}
+  - {{maxSkew: 1, topologyKey: kubernetes.io/hostname, whenUnsatisfiable: {when}, labelSelector: {{matchLabels: {{app: {app}}}}}}}
 """)
 
 
@@ -267,7 +252,7 @@ def main(argv):
         elif kind == "spread":
             spread(int(args[0]), int(args[1]), out)
         elif kind == "prefer":
-            prefer(int(args[0]), int(args[1]), out)
+            spread(int(args[0]), int(args[1]), out, soft=True)
         elif kind == "full":
             full(int(args[0]), int(args[1]), out)
         elif kind == "window":
