@@ -19,7 +19,10 @@
 // symmetrically), a preferred term with a non-empty namespaceSelector is not scored
 // (namespace labels are not read), and kube's resource scorers (NodeResourcesFit,
 // BalancedAllocation) are the policy's order. Gangs' members and a Placer's picks are not
-// scored. Pure functions of their arguments.
+// scored.
+// Ownership and threads: the functions read the Snapshot and PodInfo they are given (borrowed
+// for the call, not kept) and write only the SpreadDomainCache passed in; calls on distinct
+// caches may run on different threads, calls sharing one cache may not.
 #ifndef GPUPLANE_SCHED_PREFERENCES_H_
 #define GPUPLANE_SCHED_PREFERENCES_H_
 
