@@ -5,6 +5,7 @@
 #include <variant>
 
 #include "api/internal/schemas.h"
+#include "api/names.h"
 #include "util/strings.h"
 
 namespace gpuplane::api::internal {
@@ -465,6 +466,19 @@ void Schema<StorageClass>::Check(Decoder& d, const Doc& n, const StorageClass& v
   if (!mode.empty() && mode != "Immediate" && mode != "WaitForFirstConsumer") {
     d.ErrorAt(LineOf(n, "volumeBindingMode"), "volumeBindingMode",
               "\"" + mode + "\" is not Immediate or WaitForFirstConsumer");
+  }
+}
+
+void Schema<Namespace>::Check(Decoder& d, const Doc& n, const Namespace& v) {
+  // A namespace's name is a DNS label; CheckMeta reports names that are not even subdomains.
+  const Doc* meta = n.Find("metadata");
+  const std::string& name = v.metadata.name;
+  if (name.empty() || meta == nullptr || !meta->is_map() || !CheckDnsSubdomain(name).empty()) {
+    return;
+  }
+  if (std::string problem = CheckDnsLabel(name); !problem.empty()) {
+    d.ErrorAt(LineOf(*meta, "name"), "metadata.name",
+              problem + ": a Namespace's name has no dots; rename it");
   }
 }
 

@@ -205,6 +205,17 @@ struct Node {
   bool operator==(const Node&) const = default;
 };
 
+// What pod affinity terms' namespaceSelectors read of a namespace: its labels (metadata). The
+// API server labels every namespace kubernetes.io/metadata.name=<name>.
+struct Namespace {
+  std::string api_version;
+  std::string kind;
+  ObjectMeta metadata;
+  Passthrough spec;    // finalizers
+  Passthrough status;  // phase, conditions
+  bool operator==(const Namespace&) const = default;
+};
+
 struct PodGroupSpec {
   int32_t min_member = 0;
   std::optional<int32_t> schedule_timeout_seconds;

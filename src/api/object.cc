@@ -89,6 +89,7 @@ std::optional<Object> DecodeOne(Decoder& d, const Doc& doc, std::string_view kin
   if (group == Group::kCore && version == "v1") {
     if (kind == "Pod") return DecodeAs<Pod>(d, doc);
     if (kind == "Node") return DecodeAs<Node>(d, doc);
+    if (kind == "Namespace") return DecodeAs<Namespace>(d, doc);
     if (kind == "PersistentVolumeClaim") return DecodeAs<PersistentVolumeClaim>(d, doc);
     if (kind == "PersistentVolume") return DecodeAs<PersistentVolume>(d, doc);
   }
@@ -135,7 +136,8 @@ std::string_view KindOf(const Object& o) {
                                                 "Queue",
                                                 "PersistentVolumeClaim",
                                                 "PersistentVolume",
-                                                "StorageClass"};
+                                                "StorageClass",
+                                                "Namespace"};
   return kKinds[o.index()];
 }
 
@@ -232,6 +234,8 @@ Doc EncodeObject(const Object& o) {
           SetTypeMeta(copy, "v1", "PersistentVolume");
         } else if constexpr (std::is_same_v<T, StorageClass>) {
           SetTypeMeta(copy, "storage.k8s.io/v1", "StorageClass");
+        } else if constexpr (std::is_same_v<T, Namespace>) {
+          SetTypeMeta(copy, "v1", "Namespace");
         } else {
           static constexpr std::string_view kKind =
               std::is_same_v<T, DeviceClass>     ? "DeviceClass"

@@ -19,9 +19,9 @@
 
 namespace gpuplane::api {
 
-using Object =
-    std::variant<DeviceClass, ResourceSlice, ResourceClaim, ResourceClaimTemplate, Pod, Node,
-                 PodGroup, Workload, Queue, PersistentVolumeClaim, PersistentVolume, StorageClass>;
+using Object = std::variant<DeviceClass, ResourceSlice, ResourceClaim, ResourceClaimTemplate, Pod,
+                            Node, PodGroup, Workload, Queue, PersistentVolumeClaim,
+                            PersistentVolume, StorageClass, Namespace>;
 
 // An object with where it came from.
 struct SourcedObject {

@@ -77,6 +77,8 @@ constexpr KindSpec kKinds[] = {
     {"/api/v1/persistentvolumeclaims", "v1", "PersistentVolumeClaimList"},
     {"/api/v1/persistentvolumes", "v1", "PersistentVolumeList"},
     {"/apis/storage.k8s.io/v1/storageclasses", "storage.k8s.io/v1", "StorageClassList"},
+    // The labels pod affinity terms' namespaceSelectors read (sched/pod_topology.h).
+    {"/api/v1/namespaces", "v1", "NamespaceList"},
     // deploy/scheduler/queue-crd.yaml; absent: no queues.
     {"/apis/gpuplane.io/v1alpha1/queues", "gpuplane.io/v1alpha1", "QueueList", true},
     // Which pods preemption may evict (their disruptionsAllowed), and how.

@@ -182,6 +182,50 @@ TEST_F(SchedulerPlaneTest, RequiredNodeAffinityAndPodAntiAffinityAreFollowed) {
   EXPECT_EQ(NodeOf(waiting), "") << "a node was left with a free GPU, but not for this pod";
 }
 
+// A pod affinity term's namespaceSelector reads the Namespace's labels from the API, and a
+// label added later places the pod waiting for it: `follow` must share the rack of `anchor`
+// (pinned to the H100 node) with a term reaching namespaces labelled team-<id>=ml. Until the
+// test's namespace has that label, no pod matches (and `follow` is not an anchor itself), so it
+// waits saying why; then it goes to the H100, not the A100 node it would go to by cost.
+TEST_F(SchedulerPlaneTest, NamespaceSelectorsReadTheNamespacesLabels) {
+  Node("a", "A100", 2, {{"rack", "r-a"}});
+  std::string h100 = Node("h", "H100", 2, {{"rack", "r-h"}});
+  Create("/apis/resource.k8s.io/v1/namespaces/" + ns_ + "/resourceclaimtemplates",
+         {{"metadata", {{"name", "one"}}}, {"spec", {{"spec", ClaimSpec(1, "")}}}});
+  const json one = {{"name", "gpu"}, {"resourceClaimTemplateName", "one"}};
+  json on_h100 = {{"key", "metadata.name"}, {"operator", "In"}, {"values", json::array({h100})}};
+  json terms = json::array({{{"matchFields", json::array({on_h100})}}});
+  Pod("anchor", one,
+      {{"affinity",
+        {{"nodeAffinity",
+          {{"requiredDuringSchedulingIgnoredDuringExecution", {{"nodeSelectorTerms", terms}}}}}}}},
+      {{"app", "anchor"}});
+  const std::string team = "team-" + id_;
+  json near = {{"labelSelector", {{"matchLabels", {{"app", "anchor"}}}}},
+               {"namespaceSelector", {{"matchLabels", {{team, "ml"}}}}},
+               {"topologyKey", "rack"}};
+  Pod("follow", one,
+      {{"affinity",
+        {{"podAffinity",
+          {{"requiredDuringSchedulingIgnoredDuringExecution", json::array({near})}}}}}},
+      {{"app", "follow"}});
+  Start();
+
+  ASSERT_TRUE(Eventually([&] { return !NodeOf("anchor").empty(); })) << status_;
+  ASSERT_TRUE(Eventually([&] { return Condition("follow", "PodScheduled").is_object(); }))
+      << status_;
+  json c = Condition("follow", "PodScheduled");
+  EXPECT_EQ(c["status"], "False");
+  EXPECT_NE(c["message"].get<std::string>().find("pod affinity"), std::string::npos) << c;
+  EXPECT_EQ(NodeOf("follow"), "");
+  absl::StatusOr<Response> r = client_->Do("PATCH", "/api/v1/namespaces/" + ns_,
+                                           json{{"metadata", {{"labels", {{team, "ml"}}}}}}.dump(),
+                                           "application/merge-patch+json");
+  ASSERT_TRUE(r.ok() && r->status == 200) << (r.ok() ? r->body : r.status().ToString());
+  ASSERT_TRUE(Eventually([&] { return !NodeOf("follow").empty(); })) << status_ << Describe();
+  EXPECT_EQ(NodeOf("follow"), h100);
+}
+
 // A pod's volumes decide its node: a claim bound to a local volume keeps the pod on that
 // volume's node; a WaitForFirstConsumer claim is given the chosen node
 // (volume.kubernetes.io/selected-node, for its provisioner) before the pod is bound, within

@@ -42,6 +42,7 @@ struct Index {
   std::map<std::string, const api::ResourceClaimTemplate*> templates;
   std::map<std::string, const api::SourcedObject*> pod_groups;  // ns/name
   std::map<std::string, const api::SourcedObject*> workloads;   // ns/name
+  std::map<std::string, const api::Namespace*> namespaces;      // name
   VolumeIndex volumes;
 };
 
@@ -50,6 +51,8 @@ Index IndexOf(const api::ObjectRefs& work, const api::ObjectRefs& cluster) {
   for (const api::SourcedObject* o : cluster) {
     const auto* c = std::get_if<api::ResourceClaim>(&o->object);
     if (c != nullptr) ix.claims[c->metadata.namespace_name + "/" + c->metadata.name] = c;
+    if (const auto* n = std::get_if<api::Namespace>(&o->object))
+      ix.namespaces[n->metadata.name] = n;
     ix.volumes.Add(o->object);
   }
   for (const api::SourcedObject* p : work) {
@@ -60,6 +63,7 @@ Index IndexOf(const api::ObjectRefs& work, const api::ObjectRefs& cluster) {
     if (const auto* t = std::get_if<api::ResourceClaimTemplate>(&o.object)) ix.templates[key] = t;
     if (std::holds_alternative<api::PodGroup>(o.object)) ix.pod_groups[key] = &o;
     if (std::holds_alternative<api::Workload>(o.object)) ix.workloads[key] = &o;
+    if (const auto* n = std::get_if<api::Namespace>(&o.object)) ix.namespaces[m.name] = n;
     ix.volumes.Add(o.object);
   }
   return ix;
@@ -158,19 +162,34 @@ PodInfo DescribePod(const api::SourcedObject& o, size_t input) {
 
 namespace {
 
+// A namespace's labels: its Namespace object's, and the one the API server sets on every
+// namespace (a namespace without an object in the inputs has that one only).
+NamespaceLabels NamespaceLabelsOf(const Index& ix, const std::string& name) {
+  auto labels = std::make_shared<std::map<std::string, std::string>>();
+  if (auto it = ix.namespaces.find(name); it != ix.namespaces.end()) {
+    *labels = it->second->metadata.labels;
+  }
+  labels->insert_or_assign(kNamespaceNameLabel, name);
+  return labels;
+}
+
 // When some pod's terms read other pods' labels (sched/pod_topology.h; sched/preferences.h,
 // any preference), every pod carries its labels into its placement; else none does, and the
 // filters and scores cost nothing.
-void LabelPods(PodSet& set) {
+void LabelPods(const Index& ix, PodSet& set) {
   bool asked = std::any_of(set.pods.begin(), set.pods.end(), [](const PodInfo& p) {
     const api::PodSpec& spec = p.pod->spec;
     return AsksPodTopology(spec) || HasPreferences(spec);
   });
   if (!asked) return;
+  std::map<std::string, NamespaceLabels> namespaces;
   for (PodInfo& p : set.pods) {
     const api::Pod& pod = *p.pod;
     auto labels = std::make_shared<PodLabels>();
     labels->ns = pod.metadata.namespace_name;
+    NamespaceLabels& ns = namespaces[labels->ns];
+    if (!ns) ns = NamespaceLabelsOf(ix, labels->ns);
+    labels->ns_labels = ns;
     labels->labels = pod.metadata.labels;
     if (pod.spec.affinity && pod.spec.affinity->pod_anti_affinity) {
       labels->anti_affinity = pod.spec.affinity->pod_anti_affinity->required;
@@ -183,15 +202,6 @@ void LabelPods(PodSet& set) {
 PodInfo MakePod(const Index& ix, const api::SourcedObject& o, size_t input) {
   PodInfo p = DescribePod(o, input);
   ResolveClaims(ix, o, p);
-  if (std::string term = UnsupportedTerm(p.pod->spec);
-      !p.problem && p.bound_node.empty() && !term.empty()) {
-    p.problem = Status::Of(
-        Code::kUnresolvable, Stage::kInput,
-        util::Cat(Where(o), term,
-                  " selects namespaces by label, which gpuplane does not read, so the pod is not "
-                  "placed (list the namespaces in `namespaces`, use an empty namespaceSelector "
-                  "for every namespace, or give the pod another schedulerName)"));
-  }
   if (!p.problem && p.bound_node.empty()) ResolveVolumes(ix.volumes, Where(o), p);
   return p;
 }
@@ -321,7 +331,7 @@ PodSet BuildPodSet(const api::ObjectRefs& work, const api::ObjectRefs& cluster) 
     set.pods.push_back(std::move(p));
   }
   CheckComplete(set);
-  LabelPods(set);
+  LabelPods(ix, set);
   return set;
 }
 

@@ -8,7 +8,8 @@
 // `gpuplane.io/topology-preferred`, naming a node label key or a DRA device attribute.
 //
 // A pod's PersistentVolumeClaims, their PersistentVolumes and StorageClasses, from either list,
-// decide where its volumes can be used (sched/pod_volumes.h).
+// decide where its volumes can be used (sched/pod_volumes.h). Namespaces, from either list, give
+// the namespace labels pod affinity terms' namespaceSelectors read (sched/pod_topology.h).
 //
 // Problems in the input (a pod naming a missing claim, template, PodGroup or Workload; a
 // minMember above the pods present) are warnings with file:line and a status on the pods
@@ -33,6 +34,8 @@ namespace gpuplane::sched {
 inline constexpr char kPodGroupLabel[] = "scheduling.x-k8s.io/pod-group";
 inline constexpr char kTopologyRequired[] = "gpuplane.io/topology-required";
 inline constexpr char kTopologyPreferred[] = "gpuplane.io/topology-preferred";
+// The label the API server sets on every Namespace: its name.
+inline constexpr char kNamespaceNameLabel[] = "kubernetes.io/metadata.name";
 
 struct ClaimUse {
   std::string key;           // "ns/name"

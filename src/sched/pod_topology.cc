@@ -28,10 +28,6 @@ bool Requirement(const api::LabelSelectorRequirement& r,
   return false;  // api's validation refuses other operators
 }
 
-bool EmptySelector(const std::optional<api::LabelSelector>& s) {
-  return s && s->match_labels.empty() && s->match_expressions.empty();
-}
-
 const std::vector<api::PodAffinityTerm>* Required(const std::optional<api::PodAffinity>& a) {
   return a && !a->required.empty() ? &a->required : nullptr;
 }
@@ -53,18 +49,19 @@ bool MatchesLabels(const api::LabelSelector& s, const std::map<std::string, std:
 }
 
 bool TermMatches(const api::PodAffinityTerm& term, const std::string& owner_ns,
-                 const std::string& ns, const std::map<std::string, std::string>& labels) {
+                 const PodLabels& other) {
   if (!term.label_selector) return false;
-  // A namespaceSelector, empty or not, is read as every namespace (see the header).
-  bool any_namespace = term.namespace_selector.has_value();
-  if (!any_namespace) {
-    bool listed = term.namespaces.empty()
-                      ? ns == owner_ns
-                      : std::find(term.namespaces.begin(), term.namespaces.end(), ns) !=
-                            term.namespaces.end();
-    if (!listed) return false;
+  bool in = false;
+  if (term.namespaces.empty() && !term.namespace_selector) {
+    in = other.ns == owner_ns;
+  } else {
+    static const std::map<std::string, std::string> kNone;
+    in = std::find(term.namespaces.begin(), term.namespaces.end(), other.ns) !=
+             term.namespaces.end() ||
+         (term.namespace_selector &&
+          MatchesLabels(*term.namespace_selector, other.ns_labels ? *other.ns_labels : kNone));
   }
-  return MatchesLabels(*term.label_selector, labels);
+  return in && MatchesLabels(*term.label_selector, other.labels);
 }
 
 bool AsksPodTopology(const api::PodSpec& spec) {
@@ -74,22 +71,6 @@ bool AsksPodTopology(const api::PodSpec& spec) {
   }
   return std::any_of(spec.topology_spread_constraints.begin(),
                      spec.topology_spread_constraints.end(), DoNotSchedule);
-}
-
-std::string UnsupportedTerm(const api::PodSpec& spec) {
-  if (!spec.affinity) return "";
-  for (const auto& [name, a] : {std::pair{"podAffinity", &spec.affinity->pod_affinity},
-                                std::pair{"podAntiAffinity", &spec.affinity->pod_anti_affinity}}) {
-    if (!*a) continue;
-    for (size_t i = 0; i < (*a)->required.size(); ++i) {
-      const api::PodAffinityTerm& t = (*a)->required[i];
-      if (t.namespace_selector && !EmptySelector(t.namespace_selector)) {
-        return util::Cat("spec.affinity.", name, ".requiredDuringSchedulingIgnoredDuringExecution[",
-                         i, "].namespaceSelector");
-      }
-    }
-  }
-  return "";
 }
 
 std::shared_ptr<const SpreadDomains> SpreadDomainCache::Get(
@@ -168,7 +149,13 @@ std::shared_ptr<const std::vector<int>> SpreadDomainCache::OfNode(const Snapshot
 }
 
 PodTopology::PodTopology(const Snapshot& s, const PodInfo& pod, SpreadDomainCache* cache)
-    : ns_(pod.pod->metadata.namespace_name), labels_(&pod.pod->metadata.labels) {
+    : self_(pod.labels), ns_(pod.pod->metadata.namespace_name) {
+  if (!self_) {
+    auto made = std::make_shared<PodLabels>();
+    made->ns = ns_;
+    made->labels = pod.pod->metadata.labels;
+    self_ = std::move(made);
+  }
   const api::PodSpec& spec = pod.pod->spec;
   if (spec.affinity) {
     affinity_ = Required(spec.affinity->pod_affinity);
@@ -176,9 +163,8 @@ PodTopology::PodTopology(const Snapshot& s, const PodInfo& pod, SpreadDomainCach
   }
   if (affinity_ != nullptr) {
     affinity_counts_.resize(affinity_->size());
-    self_matches_all_ = std::all_of(affinity_->begin(), affinity_->end(), [&](const auto& t) {
-      return TermMatches(t, ns_, ns_, *labels_);
-    });
+    self_matches_all_ = std::all_of(affinity_->begin(), affinity_->end(),
+                                    [&](const auto& t) { return TermMatches(t, ns_, *self_); });
   }
   if (anti_ != nullptr) anti_domains_.resize(anti_->size());
   CountTerms(s);
@@ -189,7 +175,7 @@ PodTopology::PodTopology(const Snapshot& s, const PodInfo& pod, SpreadDomainCach
               (cache != nullptr ? *cache : local).Get(s, pod, c),
               {},
               0,
-              c.label_selector && MatchesLabels(*c.label_selector, *labels_)};
+              c.label_selector && MatchesLabels(*c.label_selector, self_->labels)};
     CountSpread(s, sp);
     spread_.push_back(std::move(sp));
   }
@@ -203,7 +189,7 @@ void PodTopology::CountTerms(const Snapshot& s) {
     for (const PodPlacement* pl : s.Candidates(*t.label_selector)) {
       if (pl->node == model::kNoId || !pl->labels) continue;
       const std::string* domain = Label(inv.nodes()[pl->node].labels, t.topology_key);
-      if (domain != nullptr && TermMatches(t, ns_, pl->labels->ns, pl->labels->labels)) {
+      if (domain != nullptr && TermMatches(t, ns_, *pl->labels)) {
         add(*domain);
       }
     }
@@ -217,11 +203,11 @@ void PodTopology::CountTerms(const Snapshot& s) {
   for (size_t i = 0; anti_ != nullptr && i < anti_->size(); ++i) {
     count((*anti_)[i], [&](const std::string& domain) { anti_domains_[i].insert(domain); });
   }
-  for (const PodPlacement* pl : s.AntiAffinityCandidates(*labels_)) {
+  for (const PodPlacement* pl : s.AntiAffinityCandidates(self_->labels)) {
     if (pl->node == model::kNoId) continue;
     for (const api::PodAffinityTerm& t : pl->labels->anti_affinity) {
       const std::string* domain = Label(inv.nodes()[pl->node].labels, t.topology_key);
-      if (domain != nullptr && TermMatches(t, pl->labels->ns, ns_, *labels_)) {
+      if (domain != nullptr && TermMatches(t, pl->labels->ns, *self_)) {
         existing_anti_[t.topology_key].insert(*domain);
       }
     }
@@ -258,8 +244,7 @@ std::optional<Rule> PodTopology::CheckAffinity(const std::map<std::string, std::
     auto it = affinity_counts_[i].find(*domain);
     bool here = it != affinity_counts_[i].end() && it->second > 0;
     for (const PodInfo* a : also) {
-      if (a->labels && TermMatches(t, ns_, a->labels->ns, a->labels->labels))
-        here = any_match = true;
+      if (a->labels && TermMatches(t, ns_, *a->labels)) here = any_match = true;
     }
     all_present = all_present && here;
   }
@@ -275,7 +260,7 @@ std::optional<Rule> PodTopology::CheckAnti(const std::map<std::string, std::stri
     if (domain == nullptr) continue;
     if (anti_domains_[i].contains(*domain)) return Rule::kPodAntiAffinity;
     for (const PodInfo* a : also) {
-      if (a->labels && TermMatches(t, ns_, a->labels->ns, a->labels->labels)) {
+      if (a->labels && TermMatches(t, ns_, *a->labels)) {
         return Rule::kPodAntiAffinity;
       }
     }
@@ -287,7 +272,7 @@ std::optional<Rule> PodTopology::CheckAnti(const std::map<std::string, std::stri
   for (const PodInfo* a : also) {
     if (!a->labels) continue;
     for (const api::PodAffinityTerm& t : a->labels->anti_affinity) {
-      if (node.contains(t.topology_key) && TermMatches(t, a->labels->ns, ns_, *labels_)) {
+      if (node.contains(t.topology_key) && TermMatches(t, a->labels->ns, *self_)) {
         return Rule::kPodAntiAffinity;
       }
     }

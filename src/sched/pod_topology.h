@@ -13,10 +13,12 @@
 //   may exceed the emptiest domain (0 when there are fewer domains than minDomains) by at most
 //   maxSkew. A node without the key fails.
 // Pods counted are those placed in the Snapshot: bound, and placed earlier in the pass.
-// Differences from kube-scheduler: each affinity term counts its own matches (kube pools
-// terms that share a topology key), and a term's non-empty namespaceSelector (namespace labels
-// are not read) refuses the pending pod, and makes a placed pod's anti-affinity term match in
-// every namespace, so that term is never broken.
+// A term reaches the pods of the namespaces it lists and of those whose labels its
+// namespaceSelector matches (an empty selector: every namespace); with neither, its own pod's
+// namespace. Namespace labels are the Namespace objects' (sched/pod_set.h), with
+// kubernetes.io/metadata.name=<name>, which the API server sets on every namespace.
+// Difference from kube-scheduler: each affinity term counts its own matches (kube pools terms
+// that share a topology key).
 //
 // PodLabels are plain values, shared read-only between a PodInfo and its placements.
 // PodTopology borrows the pod and snapshot it was made for and is valid until the snapshot
@@ -44,10 +46,15 @@ struct PodInfo;
 class Snapshot;
 struct PodPlacement;
 
-// What other pods' terms read of a pod: its namespace, labels, required anti-affinity terms
-// (which bind the pods placed after it), and whether it is being deleted.
+// A namespace's labels, shared by the PodLabels of its pods.
+using NamespaceLabels = std::shared_ptr<const std::map<std::string, std::string>>;
+
+// What other pods' terms read of a pod: its namespace and the namespace's labels, its labels,
+// required anti-affinity terms (which bind the pods placed after it), and whether it is being
+// deleted.
 struct PodLabels {
   std::string ns;
+  NamespaceLabels ns_labels;  // null reads as no labels
   std::map<std::string, std::string> labels;
   std::vector<api::PodAffinityTerm> anti_affinity;
   bool terminating = false;
@@ -56,18 +63,14 @@ struct PodLabels {
 // Whether `labels` satisfy every matchLabels pair and requirement of `s`.
 bool MatchesLabels(const api::LabelSelector& s, const std::map<std::string, std::string>& labels);
 
-// Whether `term`, written in a pod of namespace `owner_ns`, matches a pod of namespace `ns` with
-// `labels` (a missing labelSelector matches nothing).
+// Whether `term`, written in a pod of namespace `owner_ns`, matches the pod `other` (a missing
+// labelSelector matches nothing).
 bool TermMatches(const api::PodAffinityTerm& term, const std::string& owner_ns,
-                 const std::string& ns, const std::map<std::string, std::string>& labels);
+                 const PodLabels& other);
 
 // Whether the pod asks for anything the filters below check: a required pod affinity or
 // anti-affinity term, or a DoNotSchedule spread constraint.
 bool AsksPodTopology(const api::PodSpec& spec);
-
-// The first required term with a non-empty namespaceSelector ("spec.affinity.podAffinity..."
-// path), or "": gpuplane reads no Namespace labels.
-std::string UnsupportedTerm(const api::PodSpec& spec);
 
 // The domains of a spread constraint's topology key over a snapshot's nodes, and which nodes
 // it counts for a pod (its eligibility rules above; the keys a node must have are those of
@@ -106,7 +109,8 @@ class SpreadDomainCache {
 };
 
 // The counts kube-scheduler's PreFilter takes, for one pod against one snapshot. `cache`
-// (optional) shares the spread constraints' domains between pods.
+// (optional) shares the spread constraints' domains between pods. A pod without PodInfo::labels
+// is read with no namespace labels.
 class PodTopology {
  public:
   PodTopology(const Snapshot& s, const PodInfo& pod, SpreadDomainCache* cache = nullptr);
@@ -134,8 +138,8 @@ class PodTopology {
   void CountTerms(const Snapshot& s);
   void CountSpread(const Snapshot& s, Spread& sp) const;
 
-  std::string ns_;
-  const std::map<std::string, std::string>* labels_;
+  std::shared_ptr<const PodLabels> self_;  // the pod's (PodInfo::labels, or made from the pod)
+  std::string ns_;                         // self_->ns
   const std::vector<api::PodAffinityTerm>* affinity_ = nullptr;
   const std::vector<api::PodAffinityTerm>* anti_ = nullptr;
   std::vector<std::map<std::string, int>> affinity_counts_;  // per term: domain -> pods

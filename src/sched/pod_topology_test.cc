@@ -203,16 +203,35 @@ TEST(PodTopologyTest, LabelSelectors) {
   EXPECT_FALSE(MatchesLabels(s, {{"app", "web"}, {"tier", "a"}, {"canary", "1"}}));
   EXPECT_FALSE(MatchesLabels(s, {{"tier", "a"}}));
   EXPECT_TRUE(MatchesLabels(api::LabelSelector{}, {})) << "the empty selector matches all";
+  auto pod = [](const std::string& ns, std::map<std::string, std::string> ns_labels) {
+    PodLabels p;
+    p.ns = ns;
+    p.ns_labels = std::make_shared<const std::map<std::string, std::string>>(std::move(ns_labels));
+    return p;
+  };
+  const PodLabels in_t = pod("t", {}), in_u = pod("u", {{"team", "b"}}),
+                  in_v = pod("v", {{"team", "a"}});
   api::PodAffinityTerm t;
-  EXPECT_FALSE(TermMatches(t, "t", "t", {})) << "no labelSelector matches nothing";
+  EXPECT_FALSE(TermMatches(t, "t", in_t)) << "no labelSelector matches nothing";
   t.label_selector = api::LabelSelector{};
-  EXPECT_TRUE(TermMatches(t, "t", "t", {}));
-  EXPECT_FALSE(TermMatches(t, "t", "u", {})) << "the term's own namespace by default";
+  EXPECT_TRUE(TermMatches(t, "t", in_t));
+  EXPECT_FALSE(TermMatches(t, "t", in_u)) << "the term's own namespace by default";
   t.namespaces = {"u"};
-  EXPECT_TRUE(TermMatches(t, "t", "u", {}));
+  EXPECT_TRUE(TermMatches(t, "t", in_u));
+  EXPECT_FALSE(TermMatches(t, "t", in_t)) << "listed namespaces replace the term's own";
   t.namespaces.clear();
   t.namespace_selector = api::LabelSelector{};
-  EXPECT_TRUE(TermMatches(t, "t", "v", {})) << "an empty namespaceSelector: every namespace";
+  EXPECT_TRUE(TermMatches(t, "t", in_v)) << "an empty namespaceSelector: every namespace";
+  t.namespace_selector->match_labels = {{"team", "a"}};
+  EXPECT_TRUE(TermMatches(t, "t", in_v)) << "a namespace the selector matches";
+  EXPECT_FALSE(TermMatches(t, "t", in_u));
+  EXPECT_FALSE(TermMatches(t, "t", in_t)) << "a selector does not add the term's own namespace";
+  t.namespaces = {"u"};
+  EXPECT_TRUE(TermMatches(t, "t", in_u)) << "listed namespaces and selected ones both count";
+  EXPECT_TRUE(TermMatches(t, "t", in_v));
+  PodLabels unlabelled;
+  unlabelled.ns = "w";
+  EXPECT_FALSE(TermMatches(t, "t", unlabelled)) << "a pod without namespace labels: none match";
 }
 
 }  // namespace

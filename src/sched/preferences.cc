@@ -25,10 +25,7 @@ bool ScheduleAnyway(const api::TopologySpreadConstraint& c) {
   return c.when_unsatisfiable == "ScheduleAnyway";
 }
 
-bool Scored(const api::WeightedPodAffinityTerm& t) {
-  const std::optional<api::LabelSelector>& ns = t.term.namespace_selector;
-  return t.weight != 0 && !(ns && (!ns->match_labels.empty() || !ns->match_expressions.empty()));
-}
+bool Scored(const api::WeightedPodAffinityTerm& t) { return t.weight != 0; }
 
 // Each score scaled so the highest is kMax (all 0 when none is above 0).
 void ScaleToHighest(std::vector<int64_t>& raw) {
@@ -92,7 +89,7 @@ std::vector<int64_t> PodAffinityScores(const Snapshot& s, const PodInfo& pod,
       for (const PodPlacement* pl : s.Candidates(*w.term.label_selector)) {
         if (pl->node == model::kNoId || !pl->labels) continue;
         const int domain = (*k.of_node)[pl->node];
-        if (domain < 0 || !TermMatches(w.term, ns, pl->labels->ns, pl->labels->labels)) continue;
+        if (domain < 0 || !TermMatches(w.term, ns, *pl->labels)) continue;
         if (k.by_domain.size() <= static_cast<size_t>(domain)) k.by_domain.resize(domain + 1, 0);
         k.by_domain[domain] += static_cast<int64_t>(sign) * w.weight;
       }

@@ -7,7 +7,8 @@
 //   tolerations with effect PreferNoSchedule or none), the fewest 100;
 // - InterPodAffinity (x2): per preferred pod affinity term its weight, per preferred
 //   anti-affinity term minus its weight, for each placed pod the term matches in the node's
-//   domain of its topologyKey; the lowest 0, the highest 100;
+//   domain of its topologyKey (namespaces as for required terms, sched/pod_topology.h); the
+//   lowest 0, the highest 100;
 // - PodTopologySpread (x2), ScheduleAnyway constraints: per constraint, the pods matching its
 //   selector in the pod's namespace in the node's domain (over the nodes with every
 //   ScheduleAnyway key, its nodeAffinityPolicy and nodeTaintsPolicy as for DoNotSchedule)
@@ -16,8 +17,7 @@
 // equals; a pod with no preference (and no PreferNoSchedule taint in the cluster) is not
 // scored and keeps the policy's order. Differences from kube-scheduler: placed pods' own
 // preferred terms and required affinity terms do not score the pod (kube counts them
-// symmetrically), a preferred term with a non-empty namespaceSelector is not scored
-// (namespace labels are not read), and kube's resource scorers (NodeResourcesFit,
+// symmetrically), and kube's resource scorers (NodeResourcesFit,
 // BalancedAllocation) are the policy's order. Gangs' members and a Placer's picks are not
 // scored.
 // Ownership and threads: the functions read the Snapshot and PodInfo they are given (borrowed

@@ -776,6 +776,13 @@ struct Schema<Node> {
 };
 
 template <>
+struct Schema<Namespace> {
+  static constexpr auto kFields =
+      std::tuple{GPUPLANE_OBJECT_FIELDS(Namespace, false), F("status", &Namespace::status)};
+  static void Check(Decoder& d, const Doc& n, const Namespace& v);
+};
+
+template <>
 struct Schema<PodGroupSpec> {
   static constexpr auto kFields = std::tuple{
       F("minMember", &PodGroupSpec::min_member, kRequired),
