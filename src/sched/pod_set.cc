@@ -173,6 +173,22 @@ NamespaceLabels NamespaceLabelsOf(const Index& ix, const std::string& name) {
   return labels;
 }
 
+// The pod's terms that score the pods placed after it (ScoringTerm).
+std::vector<ScoringTerm> ScoringTerms(const api::Affinity& a) {
+  std::vector<ScoringTerm> out;
+  if (a.pod_affinity) {
+    for (const api::PodAffinityTerm& t : a.pod_affinity->required) out.push_back({t, 1});
+  }
+  for (const auto& [sign, p] :
+       {std::pair{1, &a.pod_affinity}, std::pair{-1, &a.pod_anti_affinity}}) {
+    if (!*p) continue;
+    for (const api::WeightedPodAffinityTerm& w : (*p)->preferred) {
+      if (w.weight != 0) out.push_back({w.term, sign * w.weight});
+    }
+  }
+  return out;
+}
+
 // When some pod's terms read other pods' labels (sched/pod_topology.h; sched/preferences.h,
 // any preference), every pod carries its labels into its placement; else none does, and the
 // filters and scores cost nothing.
@@ -191,8 +207,10 @@ void LabelPods(const Index& ix, PodSet& set) {
     if (!ns) ns = NamespaceLabelsOf(ix, labels->ns);
     labels->ns_labels = ns;
     labels->labels = pod.metadata.labels;
-    if (pod.spec.affinity && pod.spec.affinity->pod_anti_affinity) {
-      labels->anti_affinity = pod.spec.affinity->pod_anti_affinity->required;
+    if (pod.spec.affinity) {
+      const api::Affinity& a = *pod.spec.affinity;
+      if (a.pod_anti_affinity) labels->anti_affinity = a.pod_anti_affinity->required;
+      labels->scoring = ScoringTerms(a);
     }
     labels->terminating = p.terminating;
     p.labels = std::move(labels);

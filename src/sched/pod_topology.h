@@ -46,17 +46,27 @@ struct PodInfo;
 class Snapshot;
 struct PodPlacement;
 
+// A term of a placed pod that scores the pods placed after it, as kube-scheduler's
+// InterPodAffinity scores existing pods' terms (sched/preferences.h): its preferred pod
+// affinity terms (their weight), preferred anti-affinity terms (minus their weight) and
+// required affinity terms (1, kube's default hardPodAffinityWeight).
+struct ScoringTerm {
+  api::PodAffinityTerm term;
+  int32_t weight = 0;
+};
+
 // A namespace's labels, shared by the PodLabels of its pods.
 using NamespaceLabels = std::shared_ptr<const std::map<std::string, std::string>>;
 
 // What other pods' terms read of a pod: its namespace and the namespace's labels, its labels,
-// required anti-affinity terms (which bind the pods placed after it), and whether it is being
-// deleted.
+// required anti-affinity terms (which bind the pods placed after it), the terms that score the
+// pods placed after it, and whether it is being deleted.
 struct PodLabels {
   std::string ns;
   NamespaceLabels ns_labels;  // null reads as no labels
   std::map<std::string, std::string> labels;
   std::vector<api::PodAffinityTerm> anti_affinity;
+  std::vector<ScoringTerm> scoring;
   bool terminating = false;
 };
 

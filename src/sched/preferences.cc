@@ -71,7 +71,6 @@ std::vector<int64_t> PodAffinityScores(const Snapshot& s, const PodInfo& pod,
                                        SpreadDomainCache& cache) {
   std::vector<int64_t> raw(nodes.size(), 0);
   const api::PodSpec& spec = pod.pod->spec;
-  if (!spec.affinity) return raw;
   const std::string& ns = pod.pod->metadata.namespace_name;
   // Per topology key, per domain: the terms' weights times the placed pods they match there.
   struct KeyScores {
@@ -79,19 +78,37 @@ std::vector<int64_t> PodAffinityScores(const Snapshot& s, const PodInfo& pod,
     std::vector<int64_t> by_domain;
   };
   std::map<std::string, KeyScores> by_key;
-  for (const auto& [sign, a] : {std::pair{1, &spec.affinity->pod_affinity},
-                                std::pair{-1, &spec.affinity->pod_anti_affinity}}) {
-    if (!*a) continue;
-    for (const api::WeightedPodAffinityTerm& w : (*a)->preferred) {
+  auto add = [&](const std::string& key, model::NodeId node, int64_t weight) {
+    KeyScores& k = by_key[key];
+    if (!k.of_node) k.of_node = cache.OfNode(s, key);
+    const int domain = (*k.of_node)[node];
+    if (domain < 0) return;
+    if (k.by_domain.size() <= static_cast<size_t>(domain)) k.by_domain.resize(domain + 1, 0);
+    k.by_domain[domain] += weight;
+  };
+  const std::optional<api::PodAffinity> none;
+  const api::Affinity* a = spec.affinity ? &*spec.affinity : nullptr;
+  for (const auto& [sign, terms] : {std::pair{1, a ? &a->pod_affinity : &none},
+                                    std::pair{-1, a ? &a->pod_anti_affinity : &none}}) {
+    if (!*terms) continue;
+    for (const api::WeightedPodAffinityTerm& w : (*terms)->preferred) {
       if (!Scored(w) || !w.term.label_selector) continue;
-      KeyScores& k = by_key[w.term.topology_key];
-      if (!k.of_node) k.of_node = cache.OfNode(s, w.term.topology_key);
       for (const PodPlacement* pl : s.Candidates(*w.term.label_selector)) {
-        if (pl->node == model::kNoId || !pl->labels) continue;
-        const int domain = (*k.of_node)[pl->node];
-        if (domain < 0 || !TermMatches(w.term, ns, *pl->labels)) continue;
-        if (k.by_domain.size() <= static_cast<size_t>(domain)) k.by_domain.resize(domain + 1, 0);
-        k.by_domain[domain] += static_cast<int64_t>(sign) * w.weight;
+        if (pl->node == model::kNoId || !pl->labels || !TermMatches(w.term, ns, *pl->labels)) {
+          continue;
+        }
+        add(w.term.topology_key, pl->node, static_cast<int64_t>(sign) * w.weight);
+      }
+    }
+  }
+  // Symmetry: placed pods' terms that match this pod.
+  if (pod.labels) {
+    for (const PodPlacement* pl : s.ScoringCandidates(pod.labels->labels)) {
+      if (pl->node == model::kNoId || !pl->labels) continue;
+      for (const ScoringTerm& t : pl->labels->scoring) {
+        if (TermMatches(t.term, pl->labels->ns, *pod.labels)) {
+          add(t.term.topology_key, pl->node, t.weight);
+        }
       }
     }
   }
@@ -175,6 +192,17 @@ bool HasPreferences(const api::PodSpec& spec) {
   return (a.node_affinity && !a.node_affinity->preferred.empty()) ||
          (a.pod_affinity && !a.pod_affinity->preferred.empty()) ||
          (a.pod_anti_affinity && !a.pod_anti_affinity->preferred.empty());
+}
+
+bool ScoredByPlacedPods(const Snapshot& s, const PodInfo& pod) {
+  if (!pod.labels || s.scoring_pods() == 0) return false;
+  for (const PodPlacement* pl : s.ScoringCandidates(pod.labels->labels)) {
+    if (pl->node == model::kNoId || !pl->labels) continue;
+    for (const ScoringTerm& t : pl->labels->scoring) {
+      if (TermMatches(t.term, pl->labels->ns, *pod.labels)) return true;
+    }
+  }
+  return false;
 }
 
 bool AnyPreferNoSchedule(const Snapshot& s) {

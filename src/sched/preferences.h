@@ -7,19 +7,19 @@
 //   tolerations with effect PreferNoSchedule or none), the fewest 100;
 // - InterPodAffinity (x2): per preferred pod affinity term its weight, per preferred
 //   anti-affinity term minus its weight, for each placed pod the term matches in the node's
-//   domain of its topologyKey (namespaces as for required terms, sched/pod_topology.h); the
-//   lowest 0, the highest 100;
+//   domain of its topologyKey (namespaces as for required terms, sched/pod_topology.h); and
+//   the same for placed pods' terms that match this pod, in the domain of the placed pod's
+//   node (their preferred terms, and required affinity terms with weight 1: PodLabels::scoring);
+//   the lowest 0, the highest 100;
 // - PodTopologySpread (x2), ScheduleAnyway constraints: per constraint, the pods matching its
 //   selector in the pod's namespace in the node's domain (over the nodes with every
 //   ScheduleAnyway key, its nodeAffinityPolicy and nodeTaintsPolicy as for DoNotSchedule)
 //   times log(domains + 2), plus maxSkew - 1; the fewest 100, a node without a key 0.
 // The Session tries a pod's nodes by this score, highest first, its policy's order among
-// equals; a pod with no preference (and no PreferNoSchedule taint in the cluster) is not
-// scored and keeps the policy's order. Differences from kube-scheduler: placed pods' own
-// preferred terms and required affinity terms do not score the pod (kube counts them
-// symmetrically), and kube's resource scorers (NodeResourcesFit,
-// BalancedAllocation) are the policy's order. Gangs' members and a Placer's picks are not
-// scored.
+// equals; a pod with no preference, no placed pod's term matching it and no PreferNoSchedule
+// taint in the cluster is not scored and keeps the policy's order. Differences from
+// kube-scheduler: its resource scorers (NodeResourcesFit, BalancedAllocation) are the
+// policy's order; gangs' members and a Placer's picks are not scored.
 // Ownership and threads: the functions read the Snapshot and PodInfo they are given (borrowed
 // for the call, not kept) and write only the SpreadDomainCache passed in; calls on distinct
 // caches may run on different threads, calls sharing one cache may not.
@@ -41,6 +41,10 @@ class SpreadDomainCache;
 // Whether the pod states a preference read below: a preferred node or pod (anti-)affinity
 // term, or a ScheduleAnyway spread constraint.
 bool HasPreferences(const api::PodSpec& spec);
+
+// Whether a pod placed in `s` holds a term that scores `pod` (PodLabels::scoring: its preferred
+// or required pod affinity terms, or preferred anti-affinity terms, that match the pod).
+bool ScoredByPlacedPods(const Snapshot& s, const PodInfo& pod);
 
 // Whether some node of `s` has a PreferNoSchedule taint (then every pod is scored).
 bool AnyPreferNoSchedule(const Snapshot& s);

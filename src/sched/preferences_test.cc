@@ -1,7 +1,9 @@
 // Scoring by preferences, property-tested: on random clusters (nodes in zones or none, some
-// with a PreferNoSchedule taint, some without a free GPU), random bound pods and one pending
-// pod with random preferred node affinity, preferred pod (anti-)affinity, ScheduleAnyway spread
-// and maybe a toleration, the pass puts the pod on a node whose score is the highest among the
+// with a PreferNoSchedule taint, some without a free GPU), random bound pods (some with a
+// required pod affinity, preferred pod affinity or preferred anti-affinity term, which score the
+// pending pod when they match it) and one pending pod with random preferred node affinity,
+// preferred pod (anti-)affinity, ScheduleAnyway spread and maybe a toleration, the pass puts
+// the pod on a node whose score is the highest among the
 // nodes it fits, the score computed here the plain way (kube-scheduler's formulas, each plugin
 // normalized over those nodes). Also: a pod without preferences on a cluster without the taint
 // keeps the policy's order.
@@ -27,9 +29,17 @@ struct NodeSpec {
   bool tainted = false;
   bool gpu = true;  // a free GPU (else none: the pod does not fit)
 };
+// A bound pod's term: required pod affinity (scores 1), preferred affinity or anti-affinity.
+struct BoundTerm {
+  enum Kind { kRequired, kPreferred, kPreferredAnti } kind;
+  int weight;
+  std::string app;
+  std::string key;
+};
 struct Bound {
   int node;
   std::string app;
+  std::vector<BoundTerm> terms;
 };
 struct NodeTerm {
   int weight;
@@ -65,7 +75,14 @@ Instance Random(std::mt19937& rng) {
   if (std::none_of(in.nodes.begin(), in.nodes.end(), [](const NodeSpec& s) { return s.gpu; })) {
     in.nodes[0].gpu = true;
   }
-  for (int i = pick(0, 8); i > 0; --i) in.bound.push_back({pick(0, n - 1), apps[pick(0, 1)]});
+  for (int i = pick(0, 8); i > 0; --i) {
+    Bound b{pick(0, n - 1), apps[pick(0, 1)], {}};
+    if (pick(0, 2) == 0) {
+      b.terms.push_back({static_cast<BoundTerm::Kind>(pick(0, 2)), pick(1, 100), apps[pick(0, 1)],
+                         pick(0, 1) ? kHost : kZone});
+    }
+    in.bound.push_back(std::move(b));
+  }
   for (int i = pick(0, 2); i > 0; --i) in.node_terms.push_back({pick(1, 100), zones[pick(1, 3)]});
   for (int i = pick(0, 2); i > 0; --i) {
     in.pod_terms.push_back(
@@ -96,8 +113,20 @@ std::string Yaml(const Instance& in) {
   }
   for (size_t b = 0; b < in.bound.size(); ++b) {
     util::Append(out, "---\napiVersion: v1\nkind: Pod\nmetadata: {name: b", b,
-                 ", namespace: t, labels: {app: ", in.bound[b].app, "}}\nspec: {nodeName: n",
-                 in.bound[b].node, ", containers: [{name: c}]}\n");
+                 ", namespace: t, labels: {app: ", in.bound[b].app, "}}\nspec:\n  nodeName: n",
+                 in.bound[b].node, "\n  containers: [{name: c}]\n");
+    for (const BoundTerm& t : in.bound[b].terms) {
+      const std::string term =
+          util::Cat("{labelSelector: {matchLabels: {app: ", t.app, "}}, topologyKey: ", t.key, "}");
+      util::Append(
+          out, "  affinity:\n",
+          t.kind == BoundTerm::kPreferredAnti ? "    podAntiAffinity:\n" : "    podAffinity:\n",
+          t.kind == BoundTerm::kRequired
+              ? "      requiredDuringSchedulingIgnoredDuringExecution: [" + term + "]\n"
+              : util::Cat("      preferredDuringSchedulingIgnoredDuringExecution: "
+                          "[{weight: ",
+                          t.weight, ", podAffinityTerm: ", term, "}]\n"));
+    }
   }
   out +=
       "---\napiVersion: resource.k8s.io/v1\nkind: ResourceClaimTemplate\nmetadata: {name: one, "
@@ -156,6 +185,16 @@ std::vector<int64_t> Reference(const Instance& in, const std::vector<int>& fits)
       for (const Bound& b : in.bound) {
         if (b.app == t.app && LabelOf(in, b.node, t.key) == here)
           pods[i] += t.anti ? -t.weight : t.weight;
+      }
+    }
+    // Bound pods' terms matching the pending pod (app a, their namespace), in their domain.
+    for (const Bound& b : in.bound) {
+      for (const BoundTerm& t : b.terms) {
+        const std::string there = LabelOf(in, b.node, t.key);
+        if (t.app != "a" || there.empty() || LabelOf(in, n, t.key) != there) continue;
+        pods[i] += t.kind == BoundTerm::kRequired    ? 1
+                   : t.kind == BoundTerm::kPreferred ? t.weight
+                                                     : -t.weight;
       }
     }
   }

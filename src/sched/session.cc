@@ -481,7 +481,8 @@ model::NodeId Session::PlacePod(size_t pod, Statement& stmt, const alloc::Device
 
 bool Session::Scored(size_t pod) {
   if (prefer_no_schedule_ < 0) prefer_no_schedule_ = AnyPreferNoSchedule(snap_) ? 1 : 0;
-  return prefer_no_schedule_ == 1 || HasPreferences(pods_.pods[pod].pod->spec);
+  const PodInfo& p = pods_.pods[pod];
+  return prefer_no_schedule_ == 1 || HasPreferences(p.pod->spec) || ScoredByPlacedPods(snap_, p);
 }
 
 bool Session::ScoredNode::operator<(const ScoredNode& o) const {

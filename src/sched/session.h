@@ -357,7 +357,8 @@ class Session {
   // whether some node has a PreferNoSchedule taint (-1: not yet known).
   SpreadDomainCache prefer_domains_;
   int prefer_no_schedule_ = -1;
-  // Whether the single pod being placed is scored (its preferences, or PreferNoSchedule taints).
+  // Whether the single pod being placed is scored (its preferences, placed pods' terms matching
+  // it, or PreferNoSchedule taints).
   bool Scored(size_t pod);
   // The nodes that pass the filters and may fit `claims` at `tier`, as a heap by score
   // (highest first, young nodes first among equals when prefer_young_, then index order):

@@ -24,6 +24,20 @@ std::string PinnedNode(const api::AllocationResult& r) {
   return "";
 }
 
+// Adds `p` to (or removes it from) the pods holding `label`; an empty posting goes.
+void ChangePosting(
+    std::map<std::pair<std::string, std::string>, std::set<const PodPlacement*>>& postings,
+    const std::pair<const std::string, std::string>& label, const PodPlacement* p, bool add) {
+  if (add) {
+    postings[label].insert(p);
+    return;
+  }
+  auto it = postings.find(label);
+  if (it == postings.end()) return;
+  it->second.erase(p);
+  if (it->second.empty()) postings.erase(it);
+}
+
 }  // namespace
 
 Snapshot::Snapshot(std::shared_ptr<const model::Inventory> inv)
@@ -207,37 +221,38 @@ absl::Status Snapshot::Restore(Removed r) {
 }
 
 void Snapshot::Index(const PodPlacement& p, bool add) {
-  using Posting = std::map<std::pair<std::string, std::string>, std::set<const PodPlacement*>>;
-  auto change = [&](Posting& postings, const std::pair<const std::string, std::string>& label) {
-    if (add) {
-      postings[label].insert(&p);
-      return;
+  for (const auto& label : p.labels->labels) ChangePosting(by_label_, label, &p, add);
+  if (!p.labels->anti_affinity.empty()) {
+    anti_.pods += add ? 1 : -1;
+    for (const api::PodAffinityTerm& t : p.labels->anti_affinity) {
+      anti_.Change(&p, t.label_selector, add);
     }
-    auto it = postings.find(label);
-    if (it == postings.end()) return;
-    it->second.erase(&p);
-    if (it->second.empty()) postings.erase(it);
-  };
-  for (const auto& label : p.labels->labels) change(by_label_, label);
-  if (p.labels->anti_affinity.empty()) return;
-  anti_pods_ += add ? 1 : -1;
-  for (const api::PodAffinityTerm& t : p.labels->anti_affinity) {
-    if (t.label_selector && !t.label_selector->match_labels.empty()) {
-      change(anti_by_label_, *t.label_selector->match_labels.begin());
-    } else if (add) {
-      anti_unindexed_.insert(&p);
-    } else {
-      anti_unindexed_.erase(&p);
-    }
+  }
+  if (!p.labels->scoring.empty()) {
+    scoring_.pods += add ? 1 : -1;
+    for (const ScoringTerm& t : p.labels->scoring) scoring_.Change(&p, t.term.label_selector, add);
   }
 }
 
-std::vector<const PodPlacement*> Snapshot::AntiAffinityCandidates(
+void Snapshot::TermIndex::Change(const PodPlacement* p,
+                                 const std::optional<api::LabelSelector>& selector, bool add) {
+  if (!selector) return;
+  if (!selector->match_labels.empty()) {
+    ChangePosting(by_label, *selector->match_labels.begin(), p, add);
+  } else if (add) {
+    unindexed.insert(p);
+  } else {
+    unindexed.erase(p);
+  }
+}
+
+std::vector<const PodPlacement*> Snapshot::TermIndex::Candidates(
     const std::map<std::string, std::string>& labels) const {
-  std::set<const PodPlacement*> out = anti_unindexed_;
+  if (pods == 0) return {};
+  std::set<const PodPlacement*> out = unindexed;
   for (const auto& label : labels) {
-    auto it = anti_by_label_.find(label);
-    if (it != anti_by_label_.end()) out.insert(it->second.begin(), it->second.end());
+    auto it = by_label.find(label);
+    if (it != by_label.end()) out.insert(it->second.begin(), it->second.end());
   }
   return {out.begin(), out.end()};
 }

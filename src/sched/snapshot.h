@@ -117,9 +117,17 @@ class Snapshot {
   // How many placed pods have required anti-affinity terms, which every pod placed after them
   // must respect (sched/pod_topology.h), and those whose terms may match a pod with `labels`
   // (each term is indexed by one of its matchLabels pairs; terms without any always come).
-  int anti_affinity_pods() const { return anti_pods_; }
+  int anti_affinity_pods() const { return anti_.pods; }
   std::vector<const PodPlacement*> AntiAffinityCandidates(
-      const std::map<std::string, std::string>& labels) const;
+      const std::map<std::string, std::string>& labels) const {
+    return anti_.Candidates(labels);
+  }
+  // The same for placed pods' terms that score the pods placed after them (PodLabels::scoring).
+  int scoring_pods() const { return scoring_.pods; }
+  std::vector<const PodPlacement*> ScoringCandidates(
+      const std::map<std::string, std::string>& labels) const {
+    return scoring_.Candidates(labels);
+  }
   // Placed pods with labels (PodPlacement::labels) that `selector` may match: those holding
   // its rarest matchLabels pair, else one of the values of an In requirement, else all of
   // them. The caller checks the selector on each.
@@ -158,10 +166,21 @@ class Snapshot {
   std::map<std::string, PodPlacement, std::less<>> pods_;
   std::set<std::string> volumes_taken_;
   uint64_t version_ = 0;
-  int anti_pods_ = 0;
-  std::map<std::pair<std::string, std::string>, std::set<const PodPlacement*>> anti_by_label_;
-  std::set<const PodPlacement*> anti_unindexed_;
-  std::map<std::pair<std::string, std::string>, std::set<const PodPlacement*>> by_label_;
+  using Postings = std::map<std::pair<std::string, std::string>, std::set<const PodPlacement*>>;
+  // Placed pods holding terms that read other pods' labels, each term under one of its
+  // matchLabels pairs, or among `unindexed` when it has none (a term without a selector
+  // matches nothing and is left out).
+  struct TermIndex {
+    int pods = 0;
+    Postings by_label;
+    std::set<const PodPlacement*> unindexed;
+    void Change(const PodPlacement* p, const std::optional<api::LabelSelector>& selector, bool add);
+    std::vector<const PodPlacement*> Candidates(
+        const std::map<std::string, std::string>& labels) const;
+  };
+  TermIndex anti_;     // required anti-affinity terms
+  TermIndex scoring_;  // PodLabels::scoring
+  Postings by_label_;
 };
 
 }  // namespace gpuplane::sched
