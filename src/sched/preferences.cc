@@ -27,6 +27,19 @@ bool ScheduleAnyway(const api::TopologySpreadConstraint& c) {
 
 bool Scored(const api::WeightedPodAffinityTerm& t) { return t.weight != 0; }
 
+// Calls `fn(placement, term)` for each placed pod's scoring term (PodLabels::scoring) that
+// matches `pod`, while `fn` returns true.
+template <typename Fn>
+void ForPlacedTermsMatching(const Snapshot& s, const PodLabels& pod, Fn&& fn) {
+  if (s.scoring_pods() == 0) return;
+  for (const PodPlacement* pl : s.ScoringCandidates(pod.labels)) {
+    if (pl->node == model::kNoId || !pl->labels) continue;
+    for (const ScoringTerm& t : pl->labels->scoring) {
+      if (TermMatches(t.term, pl->labels->ns, pod) && !fn(*pl, t)) return;
+    }
+  }
+}
+
 // Each score scaled so the highest is kMax (all 0 when none is above 0).
 void ScaleToHighest(std::vector<int64_t>& raw) {
   const int64_t high = raw.empty() ? 0 : *std::max_element(raw.begin(), raw.end());
@@ -103,14 +116,10 @@ std::vector<int64_t> PodAffinityScores(const Snapshot& s, const PodInfo& pod,
   }
   // Symmetry: placed pods' terms that match this pod.
   if (pod.labels) {
-    for (const PodPlacement* pl : s.ScoringCandidates(pod.labels->labels)) {
-      if (pl->node == model::kNoId || !pl->labels) continue;
-      for (const ScoringTerm& t : pl->labels->scoring) {
-        if (TermMatches(t.term, pl->labels->ns, *pod.labels)) {
-          add(t.term.topology_key, pl->node, t.weight);
-        }
-      }
-    }
+    ForPlacedTermsMatching(s, *pod.labels, [&](const PodPlacement& pl, const ScoringTerm& t) {
+      add(t.term.topology_key, pl.node, t.weight);
+      return true;
+    });
   }
   if (by_key.empty()) return raw;
   for (const auto& [key, k] : by_key) {
@@ -195,14 +204,14 @@ bool HasPreferences(const api::PodSpec& spec) {
 }
 
 bool ScoredByPlacedPods(const Snapshot& s, const PodInfo& pod) {
-  if (!pod.labels || s.scoring_pods() == 0) return false;
-  for (const PodPlacement* pl : s.ScoringCandidates(pod.labels->labels)) {
-    if (pl->node == model::kNoId || !pl->labels) continue;
-    for (const ScoringTerm& t : pl->labels->scoring) {
-      if (TermMatches(t.term, pl->labels->ns, *pod.labels)) return true;
-    }
+  bool any = false;
+  if (pod.labels) {
+    ForPlacedTermsMatching(s, *pod.labels, [&any](const PodPlacement&, const ScoringTerm&) {
+      any = true;
+      return false;
+    });
   }
-  return false;
+  return any;
 }
 
 bool AnyPreferNoSchedule(const Snapshot& s) {
