@@ -35,6 +35,17 @@ namespace {
 
 using nlohmann::json;
 
+// A pod spec's part that pins it to `node` by required node affinity (matchFields on
+// metadata.name).
+json PinnedTo(const std::string& node) {
+  json on = {{"key", "metadata.name"}, {"operator", "In"}, {"values", json::array({node})}};
+  json terms = json::array({{{"matchFields", json::array({on})}}});
+  return {
+      {"affinity",
+       {{"nodeAffinity",
+         {{"requiredDuringSchedulingIgnoredDuringExecution", {{"nodeSelectorTerms", terms}}}}}}}};
+}
+
 TEST(SchedulerMetricsTest, RendersCountersHistogramAndGauges) {
   SchedulerMetrics m;
   m.Attempt("scheduled");
@@ -135,12 +146,7 @@ TEST_F(SchedulerPlaneTest, RequiredNodeAffinityAndPodAntiAffinityAreFollowed) {
   Create("/apis/resource.k8s.io/v1/namespaces/" + ns_ + "/resourceclaimtemplates",
          {{"metadata", {{"name", "one"}}}, {"spec", {{"spec", ClaimSpec(1, "")}}}});
   const json one = {{"name", "gpu"}, {"resourceClaimTemplateName", "one"}};
-  json on_h100 = {{"key", "metadata.name"}, {"operator", "In"}, {"values", json::array({h100})}};
-  json terms = json::array({{{"matchFields", json::array({on_h100})}}});
-  Pod("pinned", one,
-      {{"affinity",
-        {{"nodeAffinity",
-          {{"requiredDuringSchedulingIgnoredDuringExecution", {{"nodeSelectorTerms", terms}}}}}}}});
+  Pod("pinned", one, PinnedTo(h100));
   json apart = {{"labelSelector", {{"matchLabels", {{"app", "apart"}}}}}, {"topologyKey", "rack"}};
   for (const char* name : {"apart-0", "apart-1", "apart-2"}) {
     Pod(name, one,
@@ -193,13 +199,7 @@ TEST_F(SchedulerPlaneTest, NamespaceSelectorsReadTheNamespacesLabels) {
   Create("/apis/resource.k8s.io/v1/namespaces/" + ns_ + "/resourceclaimtemplates",
          {{"metadata", {{"name", "one"}}}, {"spec", {{"spec", ClaimSpec(1, "")}}}});
   const json one = {{"name", "gpu"}, {"resourceClaimTemplateName", "one"}};
-  json on_h100 = {{"key", "metadata.name"}, {"operator", "In"}, {"values", json::array({h100})}};
-  json terms = json::array({{{"matchFields", json::array({on_h100})}}});
-  Pod("anchor", one,
-      {{"affinity",
-        {{"nodeAffinity",
-          {{"requiredDuringSchedulingIgnoredDuringExecution", {{"nodeSelectorTerms", terms}}}}}}}},
-      {{"app", "anchor"}});
+  Pod("anchor", one, PinnedTo(h100), {{"app", "anchor"}});
   const std::string team = "team-" + id_;
   json near = {{"labelSelector", {{"matchLabels", {{"app", "anchor"}}}}},
                {"namespaceSelector", {{"matchLabels", {{team, "ml"}}}}},
