@@ -1,6 +1,7 @@
 // Gangs: all members (or at least the minimum) in one Statement, or nothing.
 #include <algorithm>
 
+#include "sched/preferences.h"
 #include "sched/session.h"
 #include "util/strings.h"
 
@@ -47,6 +48,7 @@ struct Session::Group {
   std::vector<size_t> members;              // unbound members, input order
   std::vector<int> twin;                    // an earlier interchangeable member, or -1
   std::vector<model::NodeId> where;
+  bool scored = false;  // some member has preferences to score (Session::Scored)
   Status error;
 
   Group(Session& session, const Gang& gang, Statement& st, const alloc::DeviceFilter* f,
@@ -65,6 +67,7 @@ struct Session::Group {
       }
     }
     where.assign(members.size(), model::kNoId);
+    for (size_t m : members) scored = scored || s.Scored(m);
   }
 
   size_t Position(model::NodeId n) const { return s.snap_.index().PositionOf(n); }
@@ -135,6 +138,51 @@ struct Session::Group {
     return false;
   }
 
+  // Member i's candidates (all positions) that pass its filters, by preference score, highest
+  // first; equal scores keep Candidates' order (nodes holding earlier members, then index order).
+  std::vector<model::NodeId> Ranked(size_t i) {
+    std::vector<model::NodeId> nodes;
+    for (model::NodeId n : Candidates(i, 0)) {
+      if (!s.FilterGroup({members[i]}, n)) nodes.push_back(n);
+    }
+    if (!s.Scored(members[i])) return nodes;
+    const std::vector<int64_t> score =
+        ScoreNodes(s.snap_, s.pods_.pods[members[i]], nodes, &s.prefer_domains_);
+    std::vector<size_t> order(nodes.size());
+    for (size_t k = 0; k < order.size(); ++k) order[k] = k;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return score[a] > score[b]; });
+    std::vector<model::NodeId> out;
+    out.reserve(nodes.size());
+    for (size_t k : order) out.push_back(nodes[k]);
+    return out;
+  }
+
+  // Preferences first: each member in turn on the highest-scoring node it fits, earlier
+  // members' placements counting in its score (so members asking softly to spread spread). True
+  // when every member whose input is not broken is placed and at least min are; otherwise the
+  // caller rolls back and runs Search, which finds a placement whenever one exists.
+  bool Greedy() {
+    int placed = 0;
+    for (size_t i = 0; i < members.size(); ++i) {
+      if (s.pods_.pods[members[i]].problem) continue;
+      for (model::NodeId n : Ranked(i)) {
+        if (TryMember(i, n)) {
+          where[i] = n;
+          break;
+        }
+        if (Stop()) break;
+      }
+      if (where[i] == model::kNoId) break;
+      ++placed;
+    }
+    size_t broken = 0;
+    for (size_t m : members) broken += s.pods_.pods[m].problem ? 1 : 0;
+    if (placed >= g.min && static_cast<size_t>(placed) + broken == members.size()) return true;
+    where.assign(members.size(), model::kNoId);
+    return false;
+  }
+
   bool Stop() {
     if (s.gang_calls_ > s.options_.gang_budget) s.gang_exhausted_ = true;
     return s.gang_exhausted_ || !error.ok();
@@ -169,6 +217,10 @@ bool Session::SearchGang(const Gang& g, Statement& stmt, const alloc::DeviceFilt
                          const std::vector<model::NodeId>* nodes) {
   Group group(*this, g, stmt, filter, nodes);
   size_t mark = stmt.Checkpoint();
+  if (group.scored) {
+    if (group.Greedy()) return true;
+    (void)stmt.Rollback(mark);
+  }
   if (group.Search(0, 0)) return true;
   (void)stmt.Rollback(mark);
   return false;

@@ -1,10 +1,11 @@
-// Gang property test: on 2,000 random small clusters (mixed models, NVLink domains, a
+// Gang property test: on 5,000 random small clusters (mixed models, NVLink domains, a
 // dynamic-MIG GPU with shared counters, devices already in use) and gangs (templates, a
 // claim shared by two members, firstAvailable MIG-else-GPU, matchAttribute, minMember below
 // the member count), the Session places the gang exactly when some placement exists, and
 // every allocation it makes passes the verifier. The reference enumerates every assignment of
 // members to nodes (or to none, down to minMember) and allocates each node's members jointly
 // with the allocator (itself proven complete against brute force in alloc/property_test.cc).
+// Some members prefer a node softly, which must never change whether the gang is placed.
 #include <random>
 
 #include "alloc/allocator.h"
@@ -102,7 +103,17 @@ std::string Request(Rand& r) {
   }
 }
 
-std::string Workload(Rand& r, int members, int min) {
+// A soft preference for one of the nodes, so the Session tries its preference-first pass
+// before the search (the gang must be placed exactly as often either way).
+std::string Preference(Rand& r, int nodes) {
+  if (!r.Chance(0.4)) return "";
+  return util::Cat(
+      "  affinity: {nodeAffinity: {preferredDuringSchedulingIgnoredDuringExecution: [{weight: ",
+      r.Int(1, 100), ", preference: {matchFields: [{key: metadata.name, operator: In, values: [n",
+      r.Int(0, nodes - 1), "]}]}}]}}\n");
+}
+
+std::string Workload(Rand& r, int members, int min, int nodes) {
   std::string out = util::Cat(
       "---\napiVersion: scheduling.x-k8s.io/v1alpha1\nkind: PodGroup\nmetadata: {name: g, "
       "namespace: t}\nspec: {minMember: ",
@@ -127,7 +138,7 @@ std::string Workload(Rand& r, int members, int min) {
     out += util::Cat("---\napiVersion: v1\nkind: Pod\nmetadata: {name: p", m,
                      ", namespace: t, labels: {scheduling.x-k8s.io/pod-group: g}}\nspec:\n"
                      "  resourceClaims: [",
-                     claims, "]\n  containers: [{name: c}]\n");
+                     claims, "]\n  containers: [{name: c}]\n", Preference(r, nodes));
   }
   return out;
 }
@@ -212,7 +223,7 @@ TEST(GangPropertyTest, PlacesAGangExactlyWhenSomePlacementExists) {
     int min = members > 1 && r.Chance(0.3) ? members - 1 : members;
     std::string yaml = kClasses;
     for (int n = 0; n < nodes; ++n) yaml += Node(r, n);
-    yaml += Workload(r, members, min);
+    yaml += Workload(r, members, min, nodes);
     api::Loader loader;
     loader.AddText(yaml, "random.yaml", api::Format::kYaml);
     api::LoadResult lr = loader.Finish();

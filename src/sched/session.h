@@ -202,6 +202,8 @@ class Session {
 
   // ---- gang.cc
   void DecideGang(size_t gang, std::vector<Decision>& out);
+  // Places g's unbound members in stmt (on `nodes` when given): preferences first when some
+  // member is scored, else (or when that leaves one out) the exact search. False: rolled back.
   bool SearchGang(const Gang& g, Statement& stmt, const alloc::DeviceFilter* filter,
                   const std::vector<model::NodeId>* nodes);
   bool TryInDomains(const Gang& g, const Topology& topology, Statement& stmt, Status& why);
