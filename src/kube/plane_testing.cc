@@ -148,6 +148,12 @@ json SchedulerPlaneTest::ClaimSpec(int count, const std::string& cel) const {
   return {{"devices", {{"requests", json::array({{{"name", "gpu"}, {"exactly", exactly}}})}}}};
 }
 
+json SchedulerPlaneTest::OneGpuTemplate() {
+  Create("/apis/resource.k8s.io/v1/namespaces/" + ns_ + "/resourceclaimtemplates",
+         {{"metadata", {{"name", "one"}}}, {"spec", {{"spec", ClaimSpec(1, "")}}}});
+  return {{"name", "gpu"}, {"resourceClaimTemplateName", "one"}};
+}
+
 void SchedulerPlaneTest::Claim(const std::string& name, int count, const std::string& gang) {
   json meta = {{"name", name}};
   if (!gang.empty()) meta["labels"] = {{kGangLabel, gang}};

@@ -50,6 +50,9 @@ class SchedulerPlaneTest : public ::testing::Test {
   std::string Node(const std::string& suffix, const std::string& model, int gpus,
                    const nlohmann::json& labels = nlohmann::json::object());
   nlohmann::json ClaimSpec(int count, const std::string& cel) const;
+  // Creates the ResourceClaimTemplate `one` (one device of the test's class) and returns the
+  // spec.resourceClaims entry (named gpu) that uses it.
+  nlohmann::json OneGpuTemplate();
   // A ResourceClaim of `count` devices, labelled with its gang (for GangViolation).
   void Claim(const std::string& name, int count, const std::string& gang = "");
   // A pod of this scheduler using one claim (`claim_ref`: a spec.resourceClaims entry named

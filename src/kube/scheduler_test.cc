@@ -143,9 +143,7 @@ TEST_F(SchedulerPlaneTest, BindsClaimsFromTemplatesAndExplainsThePodsItCannotPla
 TEST_F(SchedulerPlaneTest, RequiredNodeAffinityAndPodAntiAffinityAreFollowed) {
   std::string a100 = Node("a", "A100", 2, {{"rack", "r-a"}});
   std::string h100 = Node("h", "H100", 3, {{"rack", "r-h"}});
-  Create("/apis/resource.k8s.io/v1/namespaces/" + ns_ + "/resourceclaimtemplates",
-         {{"metadata", {{"name", "one"}}}, {"spec", {{"spec", ClaimSpec(1, "")}}}});
-  const json one = {{"name", "gpu"}, {"resourceClaimTemplateName", "one"}};
+  const json one = OneGpuTemplate();
   Pod("pinned", one, PinnedTo(h100));
   json apart = {{"labelSelector", {{"matchLabels", {{"app", "apart"}}}}}, {"topologyKey", "rack"}};
   for (const char* name : {"apart-0", "apart-1", "apart-2"}) {
@@ -196,9 +194,7 @@ TEST_F(SchedulerPlaneTest, RequiredNodeAffinityAndPodAntiAffinityAreFollowed) {
 TEST_F(SchedulerPlaneTest, NamespaceSelectorsReadTheNamespacesLabels) {
   Node("a", "A100", 2, {{"rack", "r-a"}});
   std::string h100 = Node("h", "H100", 2, {{"rack", "r-h"}});
-  Create("/apis/resource.k8s.io/v1/namespaces/" + ns_ + "/resourceclaimtemplates",
-         {{"metadata", {{"name", "one"}}}, {"spec", {{"spec", ClaimSpec(1, "")}}}});
-  const json one = {{"name", "gpu"}, {"resourceClaimTemplateName", "one"}};
+  const json one = OneGpuTemplate();
   Pod("anchor", one, PinnedTo(h100), {{"app", "anchor"}});
   const std::string team = "team-" + id_;
   json near = {{"labelSelector", {{"matchLabels", {{"app", "anchor"}}}}},
@@ -236,9 +232,7 @@ TEST_F(SchedulerPlaneTest, NamespaceSelectorsReadTheNamespacesLabels) {
 TEST_F(SchedulerPlaneTest, VolumesDecideTheNodeAndAreProvisionedForIt) {
   Node("a", "A100", 4, {{"zone", "z-a"}});
   std::string h100 = Node("h", "H100", 4, {{"zone", "z-h"}});
-  Create("/apis/resource.k8s.io/v1/namespaces/" + ns_ + "/resourceclaimtemplates",
-         {{"metadata", {{"name", "one"}}}, {"spec", {{"spec", ClaimSpec(1, "")}}}});
-  const json one = {{"name", "gpu"}, {"resourceClaimTemplateName", "one"}};
+  const json one = OneGpuTemplate();
   const std::string pv = "local-" + id_, sc = "wffc-" + id_, nvme = "nvme-" + id_;
   const json in_zone_h = {
       {"matchExpressions",
@@ -424,12 +418,11 @@ TEST_F(SchedulerPlaneTest, ExplainRunsTheSchedulersPassAndWritesNothing) {
 TEST_F(SchedulerPlaneTest, WorkloadGangsAreBoundWholeOrNotAtAll) {
   Node("a", "H100", 2);
   Node("b", "H100", 2);
-  Create("/apis/resource.k8s.io/v1/namespaces/" + ns_ + "/resourceclaimtemplates",
-         {{"metadata", {{"name", "one"}}}, {"spec", {{"spec", ClaimSpec(1, "")}}}});
+  const json one = OneGpuTemplate();
   for (auto [gang, size] : {std::pair<std::string, int>{"fits", 3}, {"too-big", 5}}) {
     Workload(gang, size);
     for (int i = 0; i < size; ++i) {
-      Pod(gang + "-" + std::to_string(i), {{"name", "gpu"}, {"resourceClaimTemplateName", "one"}},
+      Pod(gang + "-" + std::to_string(i), one,
           {{"workloadRef", {{"name", gang}, {"podGroup", "workers"}}}});
     }
   }
@@ -689,8 +682,7 @@ namespace gpuplane::kube {
 TEST_F(SchedulerPlaneTest, PreemptsThePodThatLosesLeastAndWaitsForItToLeave) {
   PriorityClasses();
   std::string node = Node("n", "H100", 3);
-  Create("/apis/resource.k8s.io/v1/namespaces/" + ns_ + "/resourceclaimtemplates",
-         {{"metadata", {{"name", "one"}}}, {"spec", {{"spec", ClaimSpec(1, "")}}}});
+  const json one = OneGpuTemplate();
   Create("/apis/policy/v1/namespaces/" + ns_ + "/poddisruptionbudgets",
          {{"metadata", {{"name", "keep"}}},
           {"spec", {{"minAvailable", 1}, {"selector", {{"matchLabels", {{"app", "keep"}}}}}}}});
@@ -708,8 +700,7 @@ TEST_F(SchedulerPlaneTest, PreemptsThePodThatLosesLeastAndWaitsForItToLeave) {
                json::array({{{"name", "c"},
                              {"image", "pause"},
                              {"resources", {{"claims", json::array({{{"name", "gpu"}}})}}}}})},
-              {"resourceClaims",
-               json::array({{{"name", "gpu"}, {"resourceClaimTemplateName", "one"}}})}}}});
+              {"resourceClaims", json::array({one})}}}});
   };
   pod("kept", "low", {{"labels", {{"app", "keep"}}}});
   pod("dear", "low", {{"annotations", {{"gpuplane.io/restore-seconds", "3600"}}}});
@@ -770,12 +761,11 @@ namespace gpuplane::kube {
 TEST_F(SchedulerPlaneTest, AGangPreemptsAWholeGang) {
   PriorityClasses();
   std::set<std::string> nodes = {Node("a", "H100", 1), Node("b", "H100", 1)};
-  Create("/apis/resource.k8s.io/v1/namespaces/" + ns_ + "/resourceclaimtemplates",
-         {{"metadata", {{"name", "one"}}}, {"spec", {{"spec", ClaimSpec(1, "")}}}});
+  const json one = OneGpuTemplate();
   auto gang = [&](const std::string& name, const std::string& level) {
     Workload(name, 2);
     for (int i = 0; i < 2; ++i) {
-      Pod(util::Cat(name, "-", i), {{"name", "gpu"}, {"resourceClaimTemplateName", "one"}},
+      Pod(util::Cat(name, "-", i), one,
           {{"workloadRef", {{"name", name}, {"podGroup", "workers"}}},
            {"priorityClassName", util::Cat(level, "-", id_)},
            {"terminationGracePeriodSeconds", 0}});
@@ -807,16 +797,14 @@ TEST_F(SchedulerPlaneTest, AGangPreemptsAWholeGang) {
 TEST_F(SchedulerPlaneTest, ANewLeaderFinishesAPreemptionItFindsBegun) {
   Node("a", "H100", 1);
   Node("b", "H100", 1);
-  Create("/apis/resource.k8s.io/v1/namespaces/" + ns_ + "/resourceclaimtemplates",
-         {{"metadata", {{"name", "one"}}}, {"spec", {{"spec", ClaimSpec(1, "")}}}});
+  const json one = OneGpuTemplate();
   Workload("old", 2);
   for (int i = 0; i < 2; ++i) {
-    Pod(util::Cat("old-", i), {{"name", "gpu"}, {"resourceClaimTemplateName", "one"}},
+    Pod(util::Cat("old-", i), one,
         {{"workloadRef", {{"name", "old"}, {"podGroup", "workers"}}},
          {"terminationGracePeriodSeconds", 0}});
   }
-  Pod("other", {{"name", "gpu"}, {"resourceClaimTemplateName", "one"}},
-      {{"terminationGracePeriodSeconds", 0}});
+  Pod("other", one, {{"terminationGracePeriodSeconds", 0}});
   Start();
   ASSERT_TRUE(Eventually([&] { return !NodeOf("old-0").empty() && !NodeOf("old-1").empty(); }))
       << status_;
@@ -870,10 +858,9 @@ TEST_F(SchedulerPlaneTest, AFailedWriteIsTriedAgainWithoutAClusterChange) {
 TEST_F(SchedulerPlaneTest, ARefusedEvictionIsTriedAgain) {
   PriorityClasses();
   Node("n", "H100", 1);
-  Create("/apis/resource.k8s.io/v1/namespaces/" + ns_ + "/resourceclaimtemplates",
-         {{"metadata", {{"name", "one"}}}, {"spec", {{"spec", ClaimSpec(1, "")}}}});
+  const json one = OneGpuTemplate();
   auto pod = [&](const std::string& name, const std::string& level) {
-    Pod(name, {{"name", "gpu"}, {"resourceClaimTemplateName", "one"}},
+    Pod(name, one,
         {{"priorityClassName", util::Cat(level, "-", id_)}, {"terminationGracePeriodSeconds", 0}});
   };
   pod("low", "low");
@@ -939,10 +926,9 @@ TEST_F(SchedulerPlaneTest, QueueLimitsHoldPodsBackAndSayWhy) {
   } cleanup{*client_, "/apis/gpuplane.io/v1alpha1/queues/" + queue};
   Queue(queue, {{"deviceclass/" + cls_, {{"limit", "1"}}}});
   Node("n", "H100", 2);
-  Create("/apis/resource.k8s.io/v1/namespaces/" + ns_ + "/resourceclaimtemplates",
-         {{"metadata", {{"name", "one"}}}, {"spec", {{"spec", ClaimSpec(1, "")}}}});
-  Pod("first", {{"name", "gpu"}, {"resourceClaimTemplateName", "one"}});
-  Pod("second", {{"name", "gpu"}, {"resourceClaimTemplateName", "one"}});
+  const json one = OneGpuTemplate();
+  Pod("first", one);
+  Pod("second", one);
   Create("/api/v1/namespaces/" + ns_ + "/pods",
          {{"metadata", {{"name", "stray"}, {"labels", {{"gpuplane.io/queue", "nosuch"}}}}},
           {"spec",
@@ -978,9 +964,8 @@ TEST_F(SchedulerPlaneTest, QueueLimitsHoldPodsBackAndSayWhy) {
 TEST_F(SchedulerPlaneTest, AQueueDefinitionInstalledOrDeletedWhileRunningIsFollowed) {
   ASSERT_NO_FATAL_FAILURE(RemoveQueueDefinition());
   Node("n", "H100", 2);
-  Create("/apis/resource.k8s.io/v1/namespaces/" + ns_ + "/resourceclaimtemplates",
-         {{"metadata", {{"name", "one"}}}, {"spec", {{"spec", ClaimSpec(1, "")}}}});
-  Pod("first", {{"name", "gpu"}, {"resourceClaimTemplateName", "one"}});
+  const json one = OneGpuTemplate();
+  Pod("first", one);
   Start({.absent_recheck_seconds = 0.2});
   ASSERT_TRUE(Eventually([&] { return !NodeOf("first").empty(); })) << status_;
 
@@ -992,7 +977,7 @@ TEST_F(SchedulerPlaneTest, AQueueDefinitionInstalledOrDeletedWhileRunningIsFollo
     return scheduler_->metrics().Render().find("gpuplane_queue_devices{queue=\"" + queue +
                                                "\"} 1") != std::string::npos;
   })) << scheduler_->metrics().Render();
-  Pod("second", {{"name", "gpu"}, {"resourceClaimTemplateName", "one"}});
+  Pod("second", one);
   ASSERT_TRUE(Eventually([&] {
     json c = Condition("second", "PodScheduled");
     return c.is_object() &&
@@ -1064,9 +1049,8 @@ TEST_F(SchedulerPlaneTest, OpportunisticWorkWaitsForTheForecastRise) {
          {{"metadata", {{"name", name_ + "-queue-usage"}}},
           {"data", {{"usage.json", WriteQueueUsage(saved)}}}});
   Node("n", "H100", 2);
-  Create("/apis/resource.k8s.io/v1/namespaces/" + ns_ + "/resourceclaimtemplates",
-         {{"metadata", {{"name", "one"}}}, {"spec", {{"spec", ClaimSpec(1, "")}}}});
-  Pod("tune", {{"name", "gpu"}, {"resourceClaimTemplateName", "one"}});
+  const json one = OneGpuTemplate();
+  Pod("tune", one);
   Start({.state_namespace = ns_});
   ASSERT_TRUE(Eventually([&] { return Condition("tune", "PodScheduled").is_object(); })) << status_;
   std::string message = Condition("tune", "PodScheduled").value("message", "");
