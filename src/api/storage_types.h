@@ -21,7 +21,8 @@ inline constexpr char kSelectedNodeAnnotation[] = "volume.kubernetes.io/selected
 struct PersistentVolumeClaimSpec {
   std::optional<std::string> storage_class_name;  // unset: no class ("" too)
   std::string volume_name;                        // set once bound
-  Passthrough extra;  // accessModes, resources, selector, volumeMode, dataSource, ...
+  std::optional<LabelSelector> selector;          // the labels a volume must have to bind it
+  Passthrough extra;  // accessModes, resources, volumeMode, dataSource, ...
   bool operator==(const PersistentVolumeClaimSpec&) const = default;
 };
 

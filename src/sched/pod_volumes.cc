@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "model/node_selector.h"
+#include "sched/pod_topology.h"
 #include "util/strings.h"
 
 namespace gpuplane::sched {
@@ -63,7 +64,8 @@ std::string VolumeMode(const api::Passthrough& spec) {
 }
 
 // Volumes the claim may be bound to, smallest first: the one already reserved for it (claimRef),
-// else Available volumes of its class with room, the access modes and the volume mode it asks.
+// else Available volumes of its class with room, the access modes and the volume mode it asks,
+// and the labels its selector asks (kube's FindMatchingVolume).
 // `reserved`: the claim has its volume already (the only candidate).
 std::vector<const api::PersistentVolume*> Candidates(const VolumeIndex& ix,
                                                      const api::PersistentVolumeClaim& claim,
@@ -88,7 +90,8 @@ std::vector<const api::PersistentVolume*> Candidates(const VolumeIndex& ix,
     const std::set<std::string> has = Modes(Member(pv->spec.extra, "accessModes"));
     if (pv->status.phase != "Available" || pv->metadata.extra.contains("deletionTimestamp") ||
         size < want || VolumeMode(pv->spec.extra) != VolumeMode(claim.spec.extra) ||
-        !std::includes(has.begin(), has.end(), modes.begin(), modes.end())) {
+        !std::includes(has.begin(), has.end(), modes.begin(), modes.end()) ||
+        (claim.spec.selector && !MatchesLabels(*claim.spec.selector, pv->metadata.labels))) {
       continue;
     }
     found.emplace_back(size, pv);
@@ -131,7 +134,9 @@ std::optional<Status> BindLater(const VolumeIndex& ix, const api::PersistentVolu
     return Status::Of(Code::kUnschedulable, Stage::kInput,
                       util::Cat(volume, ", not bound yet, of StorageClass ", sc.metadata.name,
                                 ", which has no provisioner, and no Available PersistentVolume "
-                                "of that class fits it; the pod waits for one"));
+                                "of that class fits it (size, access modes, volume mode",
+                                claim.spec.selector ? ", selector" : "",
+                                "); the pod waits for one"));
   }
   if (!sc.allowed_topologies.empty()) bind.topology = SelectorOf(sc.allowed_topologies);
   p.volumes_to_bind.push_back(std::move(bind));

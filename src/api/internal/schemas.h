@@ -844,14 +844,11 @@ template <>
 struct Schema<PersistentVolumeClaimSpec> {
   static constexpr auto kFields =
       std::tuple{F("storageClassName", &PersistentVolumeClaimSpec::storage_class_name),
-                 F("volumeName", &PersistentVolumeClaimSpec::volume_name)};
-  static constexpr std::array<std::string_view, 7> kPassthrough = {"accessModes",
-                                                                   "selector",
-                                                                   "resources",
-                                                                   "volumeMode",
-                                                                   "dataSource",
-                                                                   "dataSourceRef",
-                                                                   "volumeAttributesClassName"};
+                 F("volumeName", &PersistentVolumeClaimSpec::volume_name),
+                 F("selector", &PersistentVolumeClaimSpec::selector)};
+  static constexpr std::array<std::string_view, 6> kPassthrough = {
+      "accessModes", "resources",     "volumeMode",
+      "dataSource",  "dataSourceRef", "volumeAttributesClassName"};
 };
 
 template <>
