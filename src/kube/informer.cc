@@ -30,6 +30,24 @@ bool Permanent(long status) {  // NOLINT(google-runtime-int): curl's type
   return status == 401 || status == 403 || status == 404 || status == 405;
 }
 
+// A permanent refusal (`what` names the request and the server's message), with what to do.
+absl::Status Refused(const std::string& what, long status) {  // NOLINT(google-runtime-int)
+  if (status == 401) {
+    return absl::PermissionDeniedError(util::Cat(
+        what,
+        " (the API server did not accept the credentials: check the kubeconfig's user, or "
+        "the service account token)"));
+  }
+  if (status == 403) {
+    return absl::PermissionDeniedError(
+        util::Cat(what,
+                  " (this user may not list and watch the resource: gpuplane needs the ClusterRole "
+                  "in deploy/scheduler/rbac.yaml, and a newer gpuplane may read resources an older "
+                  "copy of it does not grant)"));
+  }
+  return absl::PermissionDeniedError(what);
+}
+
 // The server keeps an object's managedFields when an update leaves them out, and nothing in
 // gpuplane reads them.
 void StripManagedFields(nlohmann::json& object) {
@@ -136,7 +154,7 @@ absl::Status Informer::ListAll() {
       absl::Status s = absl::UnavailableError(
           util::Cat("listing ", options_.path, ": HTTP ", r->status, ": ", StatusMessage(*r)));
       if (r->status == 404) return absl::NotFoundError(s.message());  // a kind not served
-      if (Permanent(r->status)) return absl::PermissionDeniedError(s.message());
+      if (Permanent(r->status)) return Refused(std::string(s.message()), r->status);
       return s;  // 410 here is an expired continue token: Run() lists again from the start
     }
     nlohmann::json page = nlohmann::json::parse(r->body, nullptr, false);
@@ -222,7 +240,7 @@ absl::StatusOr<bool> Informer::WatchOnce() {
     std::string what =
         util::Cat("watching ", options_.path, ": HTTP ", r->status, ": ", StatusMessage(*r));
     if (r->status == 404) return absl::NotFoundError(what);  // the kind is gone (CRD deleted)
-    if (Permanent(r->status)) return absl::PermissionDeniedError(what);
+    if (Permanent(r->status)) return Refused(what, r->status);
     return absl::UnavailableError(what);
   }
   if (error_code != 0 && error_code != 410) {  // back off, then resume: never spin on errors

@@ -256,6 +256,7 @@ TEST_F(InformerPlaneTest, AForbiddenResourceEndsRunWithTheReason) {
   absl::Status s = inf.Run();
   EXPECT_EQ(s.code(), absl::StatusCode::kPermissionDenied);
   EXPECT_NE(s.message().find("listing /api/v1/nodes: HTTP 403"), std::string_view::npos) << s;
+  EXPECT_NE(s.message().find("deploy/scheduler/rbac.yaml"), std::string_view::npos) << s;
 }
 
 }  // namespace
