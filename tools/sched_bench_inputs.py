@@ -8,6 +8,9 @@
                                                NVLink domain
   sched_bench_inputs.py gangs G M FILE         G PodGroups of M one-GPU pods with the NVLink
                                                domain required
+  sched_bench_inputs.py loose-gangs G M FILE   the same without the topology requirement
+  sched_bench_inputs.py prefer-gangs G M FILE  the same, each member preferring (pod affinity,
+                                               weight 100) the hosts of its gang's pods
   sched_bench_inputs.py pods N FILE            N pending one-GPU pods (a template each uses)
   sched_bench_inputs.py spread N APPS FILE     the same in APPS apps, each pod with required
                                                anti-affinity to its app by host and a
@@ -95,16 +98,28 @@ spec:
 """)
 
 
-def gangs(g, m, out):
+def gangs(g, m, out, topology=True, prefer=False):
+    """G PodGroups of M one-GPU pods; `topology`: the NVLink domain required; `prefer`: each
+    member softly prefers the hosts of its gang's pods (preferred pod affinity, scored)."""
     out.write(TEMPLATE)
+    note = "\n  annotations: {gpuplane.io/topology-required: gpu.nvidia.com/nvlinkDomain}"
+    affinity = ""
     for k in range(g):
+        if prefer:
+            affinity = f"""
+  affinity:
+    podAffinity:
+      preferredDuringSchedulingIgnoredDuringExecution:
+      - weight: 100
+        podAffinityTerm:
+          labelSelector: {{matchLabels: {{scheduling.x-k8s.io/pod-group: gang-{k}}}}}
+          topologyKey: kubernetes.io/hostname"""
         out.write(f"""---
 apiVersion: scheduling.x-k8s.io/v1alpha1
 kind: PodGroup
 metadata:
   name: gang-{k}
-  namespace: bench
-  annotations: {{gpuplane.io/topology-required: gpu.nvidia.com/nvlinkDomain}}
+  namespace: bench{note if topology else ""}
 spec: {{minMember: {m}}}
 """)
         for j in range(m):
@@ -114,7 +129,7 @@ kind: Pod
 metadata: {{name: gang-{k}-{j}, namespace: bench, labels: {{scheduling.x-k8s.io/pod-group: gang-{k}}}}}
 spec:
   resourceClaims: [{{name: gpu, resourceClaimTemplateName: one-gpu}}]
-  containers: [{{name: c}}]
+  containers: [{{name: c}}]{affinity}
 """)
 
 
@@ -247,6 +262,10 @@ def main(argv):
             eight(out)
         elif kind == "gangs":
             gangs(int(args[0]), int(args[1]), out)
+        elif kind == "loose-gangs":
+            gangs(int(args[0]), int(args[1]), out, topology=False)
+        elif kind == "prefer-gangs":
+            gangs(int(args[0]), int(args[1]), out, topology=False, prefer=True)
         elif kind == "pods":
             pods(int(args[0]), out)
         elif kind == "spread":
