@@ -227,8 +227,8 @@ TEST_F(SchedulerPlaneTest, NamespaceSelectorsReadTheNamespacesLabels) {
 // (volume.kubernetes.io/selected-node, for its provisioner) before the pod is bound, within
 // its class's allowed topologies, or, in a class without a provisioner, an Available volume
 // reserved for it (spec.claimRef); a pod naming a claim that does not exist waits, saying so,
-// and is placed once the claim appears. Without the volumes, every pod would go to the A100
-// node (least worth first).
+// and is placed once the claim appears; a ReadWriteOncePod claim serves one pod at a time.
+// Without the volumes, every pod would go to the A100 node (least worth first).
 TEST_F(SchedulerPlaneTest, VolumesDecideTheNodeAndAreProvisionedForIt) {
   Node("a", "A100", 4, {{"zone", "z-a"}});
   std::string h100 = Node("h", "H100", 4, {{"zone", "z-h"}});
@@ -319,11 +319,39 @@ TEST_F(SchedulerPlaneTest, VolumesDecideTheNodeAndAreProvisionedForIt) {
   EXPECT_EQ(NodeOf("later"), h100);
   EXPECT_EQ(selected("later"), h100);
 
+  // A ReadWriteOncePod claim serves one pod at a time: the second pod waits, naming the rule,
+  // and is bound once the first is deleted.
+  const std::string solo = "solo-" + id_;
+  Create("/api/v1/persistentvolumes",
+         {{"metadata", {{"name", solo}}},
+          {"spec",
+           {{"capacity", {{"storage", "1Gi"}}},
+            {"accessModes", json::array({"ReadWriteOncePod"})},
+            {"storageClassName", ""},
+            {"nfs", {{"server", "nfs.example.com"}, {"path", "/solo"}}}}}});
+  Create("/api/v1/namespaces/" + ns_ + "/persistentvolumeclaims",
+         {{"metadata", {{"name", "solo"}}},
+          {"spec",
+           {{"accessModes", json::array({"ReadWriteOncePod"})},
+            {"storageClassName", ""},
+            {"volumeName", solo},
+            {"resources", {{"requests", {{"storage", "1Gi"}}}}}}}});
+  Pod("solo-1", one, uses("solo"));
+  ASSERT_TRUE(Eventually([&] { return !NodeOf("solo-1").empty(); })) << status_;
+  Pod("solo-2", one, uses("solo"));
+  ASSERT_TRUE(Eventually([&] { return Condition("solo-2", "PodScheduled").is_object(); }));
+  c = Condition("solo-2", "PodScheduled");
+  EXPECT_NE(c["message"].get<std::string>().find("ReadWriteOncePod"), std::string::npos) << c;
+  EXPECT_EQ(NodeOf("solo-2"), "");
+  (void)client_->Do("DELETE", "/api/v1/namespaces/" + ns_ + "/pods/solo-1?gracePeriodSeconds=0");
+  ASSERT_TRUE(Eventually([&] { return !NodeOf("solo-2").empty(); })) << status_ << Describe();
+
   // The plane runs no volume controllers: the protection finalizers are cleared by hand.
   const json no_finalizers = {{"metadata", {{"finalizers", nullptr}}}};
   for (const std::string& path :
        {PersistentVolumeClaimPath(ns_, "data"), PersistentVolumeClaimPath(ns_, "scratch"),
         PersistentVolumeClaimPath(ns_, "later"), PersistentVolumeClaimPath(ns_, "nvme"),
+        PersistentVolumeClaimPath(ns_, "solo"), "/api/v1/persistentvolumes/" + solo,
         "/api/v1/persistentvolumes/" + pv, "/api/v1/persistentvolumes/" + nvme,
         "/apis/storage.k8s.io/v1/storageclasses/" + sc,
         "/apis/storage.k8s.io/v1/storageclasses/" + nvme}) {

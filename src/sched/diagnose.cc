@@ -18,7 +18,7 @@ struct RequestStats {
 // Rules that pods placed or leaving change: the node's devices are looked at too.
 bool ByPods(Rule r) {
   return r == Rule::kNodeResources || r == Rule::kNodePorts || r == Rule::kTopologySpread ||
-         r == Rule::kPodAffinity || r == Rule::kPodAntiAffinity;
+         r == Rule::kPodAffinity || r == Rule::kPodAntiAffinity || r == Rule::kVolumeInUse;
 }
 
 Rule DeviceRule(alloc::NodeIndex& index, const std::vector<const alloc::CompiledClaim*>& claims,
@@ -102,6 +102,15 @@ Status Session::Diagnose(size_t pod, const std::vector<model::NodeId>* nodes) {
     ++s.rule_nodes[static_cast<size_t>(*rule)];
     if (ByPods(*rule) || *rule == Rule::kSharedClaim || *rule == Rule::kReserved) could_free = true;
     if (*rule == Rule::kTooFewFree || *rule == Rule::kAllocation) retry.push_back(n);
+  }
+  if (s.rule_nodes[static_cast<size_t>(Rule::kVolumeInUse)] > 0) {
+    for (const std::string& c : p.rwop_claims) {
+      if (const std::string* user = snap_.ReadWriteOncePodUser(c)) {
+        s.hint = util::Cat("pod ", *user, " ending: it uses PersistentVolumeClaim ", c,
+                           ", whose access mode ReadWriteOncePod allows one pod");
+        break;
+      }
+    }
   }
   const std::pair<const std::pair<size_t, size_t>, RequestStats>* deciding = nullptr;
   for (const auto& entry : stats) {

@@ -142,6 +142,9 @@ std::optional<Rule> KubeNodeFilter::Filter(const Snapshot& s, const PodInfo& pod
       !ChooseVolumes({&pod}, info.name, info.labels, s.volumes_taken())) {
     return Rule::kVolumeNode;
   }
+  for (const std::string& c : pod.rwop_claims) {
+    if (s.ReadWriteOncePodUser(c) != nullptr) return Rule::kVolumeInUse;
+  }
   if (!pod.host_ports.empty() && AnyConflict(pod.host_ports, f.host_ports)) {
     return Rule::kNodePorts;
   }

@@ -221,6 +221,7 @@ PodInfo MakePod(const Index& ix, const api::SourcedObject& o, size_t input) {
   PodInfo p = DescribePod(o, input);
   ResolveClaims(ix, o, p);
   if (!p.problem && p.bound_node.empty()) ResolveVolumes(ix.volumes, Where(o), p);
+  p.rwop_claims = ReadWriteOncePodClaims(ix.volumes, *p.pod);
   return p;
 }
 

@@ -85,6 +85,9 @@ struct PodInfo {
   std::vector<api::NodeSelector> volume_selectors;
   std::string volume_node;
   std::vector<VolumeToBind> volumes_to_bind;
+  // Its ReadWriteOncePod PersistentVolumeClaims ("ns/name"), which no other pod may use while
+  // it is placed (kube's VolumeRestrictions); set for bound and pending pods.
+  std::vector<std::string> rwop_claims;
   // Its namespace, labels and anti-affinity terms for other pods' terms (sched/pod_topology.h);
   // set for every pod of a set where some pod asks for pod affinity, anti-affinity or spread.
   std::shared_ptr<const PodLabels> labels;

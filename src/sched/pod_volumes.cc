@@ -131,12 +131,12 @@ std::optional<Status> BindLater(const VolumeIndex& ix, const api::PersistentVolu
   VolumeToBind bind{key, claim.metadata.uid, Candidates(ix, claim, sc.metadata.name, reserved),
                     !reserved && sc.provisioner != kNoProvisioner, std::nullopt};
   if (bind.candidates.empty() && !bind.provision) {
-    return Status::Of(Code::kUnschedulable, Stage::kInput,
-                      util::Cat(volume, ", not bound yet, of StorageClass ", sc.metadata.name,
-                                ", which has no provisioner, and no Available PersistentVolume "
-                                "of that class fits it (size, access modes, volume mode",
-                                claim.spec.selector ? ", selector" : "",
-                                "); the pod waits for one"));
+    return Status::Of(
+        Code::kUnschedulable, Stage::kInput,
+        util::Cat(volume, ", not bound yet, of StorageClass ", sc.metadata.name,
+                  ", which has no provisioner, and no Available PersistentVolume "
+                  "of that class fits it (size, access modes, volume mode",
+                  claim.spec.selector ? ", selector" : "", "); the pod waits for one"));
   }
   if (!sc.allowed_topologies.empty()) bind.topology = SelectorOf(sc.allowed_topologies);
   p.volumes_to_bind.push_back(std::move(bind));
@@ -160,6 +160,22 @@ void VolumeIndex::Add(const api::Object& o) {
   } else if (const auto* sc = std::get_if<api::StorageClass>(&o)) {
     classes.try_emplace(sc->metadata.name, sc);
   }
+}
+
+std::vector<std::string> ReadWriteOncePodClaims(const VolumeIndex& ix, const api::Pod& pod) {
+  std::vector<std::string> out;
+  for (const api::Volume& v : pod.spec.volumes) {
+    if (!v.persistent_volume_claim) continue;
+    std::string key = util::Cat(pod.metadata.namespace_name, "/", ClaimOf(pod, v));
+    auto c = ix.claims.find(key);
+    if (c == ix.claims.end() ||
+        !Modes(Member(c->second->spec.extra, "accessModes")).contains("ReadWriteOncePod") ||
+        std::find(out.begin(), out.end(), key) != out.end()) {
+      continue;
+    }
+    out.push_back(std::move(key));
+  }
+  return out;
 }
 
 void ResolveVolumes(const VolumeIndex& ix, std::string_view where, PodInfo& p) {

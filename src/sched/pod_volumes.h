@@ -8,8 +8,9 @@
 // node affinity matches the node, one volume per claim; where none is free, it is provisioned
 // for the node when its class has a provisioner whose allowed topologies match the node (the
 // scheduler writes `volume.kubernetes.io/selected-node` before binding the pod); a claim
-// already given a node by that annotation keeps the pod on that node. Not built: a claim's
-// `spec.selector` on an unbound WaitForFirstConsumer claim (such a pod waits with that reason).
+// already given a node by that annotation keeps the pod on that node; a claim's `spec.selector`
+// limits the volumes it may be given to those whose labels match it. A ReadWriteOncePod claim is
+// used by one pod at a time (ReadWriteOncePodClaims; the filters check the snapshot's users).
 // Pure functions over borrowed objects; not synchronized.
 #ifndef GPUPLANE_SCHED_POD_VOLUMES_H_
 #define GPUPLANE_SCHED_POD_VOLUMES_H_
@@ -44,6 +45,11 @@ struct VolumeIndex {
 // problem naming the volume and what to do. `where`: "file:line: Pod ns/name: ". The index's
 // objects must outlive `p`.
 void ResolveVolumes(const VolumeIndex& ix, std::string_view where, PodInfo& p);
+
+// The ReadWriteOncePod PersistentVolumeClaims ("ns/name") `pod`'s persistentVolumeClaim
+// volumes name (an ephemeral volume's claim is the pod's own), as kube's VolumeRestrictions
+// counts them; claims not in the index are left out.
+std::vector<std::string> ReadWriteOncePodClaims(const VolumeIndex& ix, const api::Pod& pod);
 
 // Chooses on the node (`name`, `labels`) a volume for every claim in `pods`' volumes_to_bind,
 // in order, each volume for one claim and none of those in `taken`; false when some claim has

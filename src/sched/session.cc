@@ -185,6 +185,7 @@ void Session::PlaceBound(std::vector<Decision>& out) {
                     p.cpu_milli, p.memory_bytes,           p.other_milli,
                     p.host_ports};
     pl.labels = p.labels;
+    pl.rwop_claims = p.rwop_claims;
     for (const ClaimUse& u : p.claims) pl.claims.push_back(u.key);
     if (stmt.Place(std::move(pl), {}).ok() && n) {
       Fill(p.input, *n, out[p.input]);
@@ -291,8 +292,9 @@ std::optional<Rule> Session::FilterGroup(const std::vector<size_t>& pods, model:
   const NodeFacts& facts = snap_.node(node);
   int64_t cpu = 0, mem = 0;
   std::map<std::string, int64_t> other;
-  std::vector<HostPort> ports;  // the group's own, which may conflict with each other
-  bool binds = false;           // some member has claims to bind (pod_volumes.h)
+  std::vector<HostPort> ports;    // the group's own, which may conflict with each other
+  std::vector<std::string> rwop;  // the group's ReadWriteOncePod claims
+  bool binds = false;             // some member has claims to bind (pod_volumes.h)
   std::string taint;
   const int32_t held = Held(node);
   // Members ahead of this one, going to the node too, where pods' labels are read.
@@ -308,6 +310,10 @@ std::optional<Rule> Session::FilterGroup(const std::vector<size_t>& pods, model:
     }
     if (beside) before.push_back(&pods_.pods[p]);
     if (AnyConflict(pods_.pods[p].host_ports, ports)) return Rule::kNodePorts;
+    for (const std::string& c : pods_.pods[p].rwop_claims) {
+      if (std::find(rwop.begin(), rwop.end(), c) != rwop.end()) return Rule::kVolumeInUse;
+      rwop.push_back(c);
+    }
     ports.insert(ports.end(), pods_.pods[p].host_ports.begin(), pods_.pods[p].host_ports.end());
     binds = binds || !pods_.pods[p].volumes_to_bind.empty();
     cpu += pods_.pods[p].cpu_milli;
@@ -411,7 +417,7 @@ Status Session::Commit(const std::vector<size_t>& pods, model::NodeId node,
     const PodInfo& p = pods_.pods[pods[i]];
     PodPlacement pl{p.key,          node,          {},           p.cpu_milli,
                     p.memory_bytes, p.other_milli, p.host_ports, std::move(volumes[i]),
-                    p.labels};
+                    p.labels,       p.rwop_claims};
     for (const ClaimUse& u : p.claims) pl.claims.push_back(u.key);
     absl::Status st = stmt.Place(std::move(pl), std::move(fresh[i]));
     if (!st.ok()) return Status::Of(Code::kError, Stage::kDevices, std::string(st.message()));

@@ -171,6 +171,7 @@ absl::Status Snapshot::Place(PodPlacement p, std::map<std::string, ClaimAllocati
   for (const VolumeChoice& v : p.volumes) {
     if (!v.volume.empty()) volumes_taken_.insert(v.volume);
   }
+  for (const std::string& c : p.rwop_claims) rwop_users_.emplace(c, p.pod);
   std::string key = p.pod;
   const PodPlacement& placed = pods_.emplace(std::move(key), std::move(p)).first->second;
   if (placed.labels) Index(placed, true);
@@ -201,6 +202,15 @@ absl::StatusOr<Snapshot::Removed> Snapshot::Remove(const std::string& pod) {
   for (const VolumeChoice& v : r.placement.volumes) {
     if (!v.volume.empty()) volumes_taken_.erase(v.volume);
   }
+  for (const std::string& c : r.placement.rwop_claims) {
+    auto [first, last] = rwop_users_.equal_range(c);
+    for (auto u = first; u != last; ++u) {
+      if (u->second == pod) {
+        rwop_users_.erase(u);
+        break;
+      }
+    }
+  }
   for (const std::string& key : r.placement.claims) {
     auto c = claims_.find(key);
     if (c == claims_.end()) continue;
@@ -213,6 +223,11 @@ absl::StatusOr<Snapshot::Removed> Snapshot::Remove(const std::string& pod) {
     claims_.erase(c);
   }
   return r;
+}
+
+const std::string* Snapshot::ReadWriteOncePodUser(const std::string& claim) const {
+  auto it = rwop_users_.find(claim);
+  return it == rwop_users_.end() ? nullptr : &it->second;
 }
 
 absl::Status Snapshot::Restore(Removed r) {

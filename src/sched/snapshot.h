@@ -76,6 +76,7 @@ struct PodPlacement {
   // What other pods' affinity, anti-affinity and spread terms read of it (sched/pod_topology.h);
   // null when no pod of the pass has such terms.
   std::shared_ptr<const PodLabels> labels;
+  std::vector<std::string> rwop_claims;  // PodInfo::rwop_claims
 };
 
 class Snapshot {
@@ -109,6 +110,8 @@ class Snapshot {
   const PodPlacement* placement(const std::string& pod) const;
   // PersistentVolumes placed pods' claims were given in this snapshot (VolumeChoice).
   const std::set<std::string>& volumes_taken() const { return volumes_taken_; }
+  // A placed pod using the ReadWriteOncePod claim `claim` ("ns/name"), or null.
+  const std::string* ReadWriteOncePodUser(const std::string& claim) const;
   // Every pod placed, by key.
   const std::map<std::string, PodPlacement, std::less<>>& placements() const { return pods_; }
   // Changes with every Place and Remove: what was computed from the placements at one version
@@ -165,6 +168,7 @@ class Snapshot {
   std::map<std::string, ClaimAllocation, std::less<>> claims_;
   std::map<std::string, PodPlacement, std::less<>> pods_;
   std::set<std::string> volumes_taken_;
+  std::multimap<std::string, std::string> rwop_users_;  // claim -> placed pod
   uint64_t version_ = 0;
   using Postings = std::map<std::pair<std::string, std::string>, std::set<const PodPlacement*>>;
   // Placed pods holding terms that read other pods' labels, each term under one of its

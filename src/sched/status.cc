@@ -28,6 +28,9 @@ std::string RuleText(Rule r, const Status& s) {
     case Rule::kVolumeNode:
       return "cannot reach the pod's volumes (node affinity, class topologies or no free "
              "PersistentVolume)";
+    case Rule::kVolumeInUse:
+      return "are unavailable: a ReadWriteOncePod PersistentVolumeClaim of the pod is in use by "
+             "another pod";
     case Rule::kNodeTooSmall:
       return "have less allocatable CPU, memory or other resources than the pod requests";
     case Rule::kNodeResources:
