@@ -237,24 +237,22 @@ TEST_F(SchedulerPlaneTest, VolumesDecideTheNodeAndAreProvisionedForIt) {
   const json in_zone_h = {
       {"matchExpressions",
        json::array({{{"key", "zone"}, {"operator", "In"}, {"values", json::array({"z-h"})}}})}};
-  Create("/api/v1/persistentvolumes",
-         {{"metadata", {{"name", pv}}},
-          {"spec",
-           {{"capacity", {{"storage", "1Gi"}}},
-            {"accessModes", json::array({"ReadWriteOnce"})},
-            {"storageClassName", ""},
-            {"local", {{"path", "/mnt/nvme0"}}},
-            {"nodeAffinity", {{"required", {{"nodeSelectorTerms", json::array({in_zone_h})}}}}}}}});
+  // A PersistentVolume of one access mode with its source and, unless null, a node affinity.
+  auto volume = [&](const std::string& name, const std::string& storage, const std::string& mode,
+                    const std::string& cls, const json& source, const json& term) {
+    json spec = {{"capacity", {{"storage", storage}}},
+                 {"accessModes", json::array({mode})},
+                 {"storageClassName", cls}};
+    spec.update(source);
+    if (!term.is_null()) {
+      spec["nodeAffinity"] = {{"required", {{"nodeSelectorTerms", json::array({term})}}}};
+    }
+    Create("/api/v1/persistentvolumes", {{"metadata", {{"name", name}}}, {"spec", spec}});
+  };
+  volume(pv, "1Gi", "ReadWriteOnce", "", {{"local", {{"path", "/mnt/nvme0"}}}}, in_zone_h);
   // A local volume for a class without a provisioner, Available (the plane runs no
   // PersistentVolume controller to say so).
-  Create("/api/v1/persistentvolumes",
-         {{"metadata", {{"name", nvme}}},
-          {"spec",
-           {{"capacity", {{"storage", "10Gi"}}},
-            {"accessModes", json::array({"ReadWriteOnce"})},
-            {"storageClassName", nvme},
-            {"local", {{"path", "/mnt/nvme1"}}},
-            {"nodeAffinity", {{"required", {{"nodeSelectorTerms", json::array({in_zone_h})}}}}}}}});
+  volume(nvme, "10Gi", "ReadWriteOnce", nvme, {{"local", {{"path", "/mnt/nvme1"}}}}, in_zone_h);
   absl::StatusOr<Response> available = client_->Do(
       "PATCH", "/api/v1/persistentvolumes/" + nvme + "/status",
       json{{"status", {{"phase", "Available"}}}}.dump(), "application/merge-patch+json");
@@ -269,11 +267,12 @@ TEST_F(SchedulerPlaneTest, VolumesDecideTheNodeAndAreProvisionedForIt) {
           {"allowedTopologies",
            json::array({{{"matchLabelExpressions",
                           json::array({{{"key", "zone"}, {"values", json::array({"z-h"})}}})}}})}});
-  auto claim = [&](const std::string& name, const std::string& cls, const std::string& volume) {
-    json spec = {{"accessModes", json::array({"ReadWriteOnce"})},
+  auto claim = [&](const std::string& name, const std::string& cls, const std::string& bound,
+                   const std::string& mode = "ReadWriteOnce") {
+    json spec = {{"accessModes", json::array({mode})},
                  {"storageClassName", cls},
                  {"resources", {{"requests", {{"storage", "1Gi"}}}}}};
-    if (!volume.empty()) spec["volumeName"] = volume;
+    if (!bound.empty()) spec["volumeName"] = bound;
     Create("/api/v1/namespaces/" + ns_ + "/persistentvolumeclaims",
            {{"metadata", {{"name", name}}}, {"spec", spec}});
   };
@@ -322,20 +321,9 @@ TEST_F(SchedulerPlaneTest, VolumesDecideTheNodeAndAreProvisionedForIt) {
   // A ReadWriteOncePod claim serves one pod at a time: the second pod waits, naming the rule,
   // and is bound once the first is deleted.
   const std::string solo = "solo-" + id_;
-  Create("/api/v1/persistentvolumes",
-         {{"metadata", {{"name", solo}}},
-          {"spec",
-           {{"capacity", {{"storage", "1Gi"}}},
-            {"accessModes", json::array({"ReadWriteOncePod"})},
-            {"storageClassName", ""},
-            {"nfs", {{"server", "nfs.example.com"}, {"path", "/solo"}}}}}});
-  Create("/api/v1/namespaces/" + ns_ + "/persistentvolumeclaims",
-         {{"metadata", {{"name", "solo"}}},
-          {"spec",
-           {{"accessModes", json::array({"ReadWriteOncePod"})},
-            {"storageClassName", ""},
-            {"volumeName", solo},
-            {"resources", {{"requests", {{"storage", "1Gi"}}}}}}}});
+  volume(solo, "1Gi", "ReadWriteOncePod", "",
+         {{"nfs", {{"server", "nfs.example.com"}, {"path", "/solo"}}}}, nullptr);
+  claim("solo", "", solo, "ReadWriteOncePod");
   Pod("solo-1", one, uses("solo"));
   ASSERT_TRUE(Eventually([&] { return !NodeOf("solo-1").empty(); })) << status_;
   Pod("solo-2", one, uses("solo"));
