@@ -19,7 +19,8 @@
 // equals; a pod with no preference, no placed pod's term matching it and no PreferNoSchedule
 // taint in the cluster is not scored and keeps the policy's order. Differences from
 // kube-scheduler: its resource scorers (NodeResourcesFit, BalancedAllocation) are the
-// policy's order; gangs' members and a Placer's picks are not scored.
+// policy's order; a gang's members are scored in a first pass that falls back to the gang's
+// search without scores (sched/gang.cc); a Placer's picks are not scored.
 // Ownership and threads: the functions read the Snapshot and PodInfo they are given (borrowed
 // for the call, not kept) and write only the SpreadDomainCache passed in; calls on distinct
 // caches may run on different threads, calls sharing one cache may not.
