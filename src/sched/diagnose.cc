@@ -3,6 +3,7 @@
 // every device free and every placed pod gone.
 #include <map>
 
+#include "sched/extended_resources.h"
 #include "sched/session.h"
 #include "util/strings.h"
 
@@ -80,6 +81,17 @@ Status Session::Diagnose(size_t pod, const std::vector<model::NodeId>* nodes) {
   model::NodeId pinned = model::kNoId;
   std::vector<const alloc::CompiledClaim*> claims = FreshClaims(pod, pinned, problem);
   if (!problem.ok()) return problem;
+  // On nodes whose device plugin serves the pod's extended resources, its claims but the one
+  // made for them (sched/extended_resources.h); that one comes last, so a claim keeps its index
+  // (the key of `stats`) in both lists.
+  std::vector<const alloc::CompiledClaim*> by_plugin;
+  for (const ClaimUse& u : p.claims) {
+    if (u.extended || snap_.claim(u.key) != nullptr) continue;
+    if (const alloc::CompiledClaim* cc = Compiled(u, problem)) by_plugin.push_back(cc);
+  }
+  auto claims_on = [&](model::NodeId n) -> const std::vector<const alloc::CompiledClaim*>& {
+    return ByDevicePlugin(p, snap_.node(n)) ? by_plugin : claims;
+  };
   const model::Inventory& inv = snap_.inventory();
   std::vector<model::NodeId> all;
   if (nodes == nullptr) {
@@ -96,7 +108,7 @@ Status Session::Diagnose(size_t pod, const std::vector<model::NodeId>* nodes) {
     if (!rule && pinned != model::kNoId && n != pinned) rule = Rule::kSharedClaim;
     if (!rule && p.priority < Held(n)) rule = Rule::kReserved;
     if (!rule || ByPods(*rule)) {
-      Rule device = DeviceRule(snap_.index(), claims, n, inv.nodes()[n].name, stats);
+      Rule device = DeviceRule(snap_.index(), claims_on(n), n, inv.nodes()[n].name, stats);
       if (!rule || Permanent(device)) rule = device;
     }
     ++s.rule_nodes[static_cast<size_t>(*rule)];
@@ -120,12 +132,12 @@ Status Session::Diagnose(size_t pod, const std::vector<model::NodeId>* nodes) {
   int allocation = s.rule_nodes[static_cast<size_t>(Rule::kAllocation)];
   if (allocation > 0) {
     for (model::NodeId n : retry) {
-      if (!snap_.index().MayFit(claims, n)) continue;
+      if (!snap_.index().MayFit(claims_on(n), n)) continue;
       if (!explainer_) {
         explainer_ = std::make_unique<alloc::Allocator>(
             snap_.inventory(), alloc::AllocatorOptions{.memo = &snap_.memo()});
       }
-      std::string detail = AllocationDetail(explainer_->Allocate(claims, n, snap_.state()));
+      std::string detail = AllocationDetail(explainer_->Allocate(claims_on(n), n, snap_.state()));
       if (!s.device) s.device = DeviceCause{};
       s.device->detail = detail;
       break;
@@ -135,7 +147,7 @@ Status Session::Diagnose(size_t pod, const std::vector<model::NodeId>* nodes) {
     model::AllocationState empty(inv);
     bool fits_when_free = false;
     for (model::NodeId n : retry) {
-      if (allocator_->Allocate(claims, n, empty).allocated) {
+      if (allocator_->Allocate(claims_on(n), n, empty).allocated) {
         fits_when_free = true;
         break;
       }

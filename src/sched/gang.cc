@@ -356,7 +356,8 @@ std::optional<Status> Session::TooLarge(const Gang& g, const std::vector<size_t>
   alloc::NodeIndex& index = snap_.index();
   for (size_t m : members) {
     for (const ClaimUse& u : pods_.pods[m].claims) {
-      if (snap_.claim(u.key) != nullptr) continue;
+      // An extended-resource claim may be served by a device plugin's count instead.
+      if (u.extended || snap_.claim(u.key) != nullptr) continue;
       Status problem;
       const alloc::CompiledClaim* cc = Compiled(u, problem);
       if (cc == nullptr) continue;

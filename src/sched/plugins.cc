@@ -5,6 +5,7 @@
 
 #include "alloc/request.h"
 #include "model/node_selector.h"
+#include "sched/extended_resources.h"
 #include "sched/pod_volumes.h"
 #include "util/strings.h"
 #include "util/suggest.h"
@@ -149,15 +150,16 @@ std::optional<Rule> KubeNodeFilter::Filter(const Snapshot& s, const PodInfo& pod
     return Rule::kNodePorts;
   }
   bool cpu_known = f.cpu_allocatable >= 0, mem_known = f.memory_allocatable >= 0;
+  const std::map<std::string, int64_t>& other = OtherOn(pod, f);
   if ((cpu_known && pod.cpu_milli > f.cpu_allocatable) ||
       (mem_known && pod.memory_bytes > f.memory_allocatable) ||
-      (f.has_node && OtherShort(pod.other_milli, f.other_allocatable, nullptr) != nullptr)) {
+      (f.has_node && OtherShort(other, f.other_allocatable, nullptr) != nullptr)) {
     return Rule::kNodeTooSmall;
   }
   if ((cpu_known && pod.cpu_milli > f.cpu_allocatable - f.cpu_requested) ||
       (mem_known && pod.memory_bytes > f.memory_allocatable - f.memory_requested) ||
       (f.pods_allocatable >= 0 && f.pods_placed >= f.pods_allocatable) ||
-      (f.has_node && OtherShort(pod.other_milli, f.other_allocatable, &f.other_requested))) {
+      (f.has_node && OtherShort(other, f.other_allocatable, &f.other_requested))) {
     return Rule::kNodeResources;
   }
   if (Asks(s, pod)) return TopologyOf(s, pod).Check(s, node, {});

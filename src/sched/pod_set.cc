@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "sched/checkpoints.h"
+#include "sched/extended_resources.h"
 #include "sched/pod_volumes.h"
 #include "sched/preferences.h"
 #include "util/strings.h"
@@ -44,13 +45,40 @@ struct Index {
   std::map<std::string, const api::SourcedObject*> workloads;   // ns/name
   std::map<std::string, const api::Namespace*> namespaces;      // name
   VolumeIndex volumes;
+  ExtendedClasses classes;  // by the resource name each serves
+  // Claims made for pods' extended resources (annotated so), by the uid of the pod owning them.
+  std::map<std::string, const api::ResourceClaim*> extended_claims;
 };
+
+// The uid of the pod that owns the claim as its controller, "" when none does.
+std::string ControllingPod(const api::ObjectMeta& m) {
+  auto refs = m.extra.find("ownerReferences");
+  if (refs == m.extra.end() || !refs->second.is_seq()) return "";
+  for (const api::Doc& r : refs->second.items()) {
+    const api::Doc* controller = r.Find("controller");
+    if (r.ScalarText("kind") == "Pod" && controller != nullptr && controller->is_scalar() &&
+        controller->text() == "true") {
+      return r.ScalarText("uid");
+    }
+  }
+  return "";
+}
+
+void IndexClaim(const api::ResourceClaim& c, Index& ix) {
+  ix.claims[c.metadata.namespace_name + "/" + c.metadata.name] = &c;
+  auto a = c.metadata.annotations.find(kExtendedResourceClaimAnnotation);
+  if (a == c.metadata.annotations.end() || a->second != "true") return;
+  if (std::string owner = ControllingPod(c.metadata); !owner.empty()) {
+    ix.extended_claims[owner] = &c;
+  }
+}
 
 Index IndexOf(const api::ObjectRefs& work, const api::ObjectRefs& cluster) {
   Index ix;
+  std::vector<const api::DeviceClass*> classes;
   for (const api::SourcedObject* o : cluster) {
-    const auto* c = std::get_if<api::ResourceClaim>(&o->object);
-    if (c != nullptr) ix.claims[c->metadata.namespace_name + "/" + c->metadata.name] = c;
+    if (const auto* c = std::get_if<api::ResourceClaim>(&o->object)) IndexClaim(*c, ix);
+    if (const auto* d = std::get_if<api::DeviceClass>(&o->object)) classes.push_back(d);
     if (const auto* n = std::get_if<api::Namespace>(&o->object))
       ix.namespaces[n->metadata.name] = n;
     ix.volumes.Add(o->object);
@@ -59,13 +87,15 @@ Index IndexOf(const api::ObjectRefs& work, const api::ObjectRefs& cluster) {
     const api::SourcedObject& o = *p;
     const api::ObjectMeta& m = api::MetaOf(o.object);
     std::string key = m.namespace_name + "/" + m.name;
-    if (const auto* c = std::get_if<api::ResourceClaim>(&o.object)) ix.claims[key] = c;
+    if (const auto* c = std::get_if<api::ResourceClaim>(&o.object)) IndexClaim(*c, ix);
+    if (const auto* d = std::get_if<api::DeviceClass>(&o.object)) classes.push_back(d);
     if (const auto* t = std::get_if<api::ResourceClaimTemplate>(&o.object)) ix.templates[key] = t;
     if (std::holds_alternative<api::PodGroup>(o.object)) ix.pod_groups[key] = &o;
     if (std::holds_alternative<api::Workload>(o.object)) ix.workloads[key] = &o;
     if (const auto* n = std::get_if<api::Namespace>(&o.object)) ix.namespaces[m.name] = n;
     ix.volumes.Add(o.object);
   }
+  ix.classes = ExtendedResourceClasses(classes);
   return ix;
 }
 
@@ -118,6 +148,48 @@ void ResolveClaims(const Index& ix, const api::SourcedObject& o, PodInfo& p) {
     c.spec = it->second->spec.spec;
     p.claims.push_back({ns + "/" + c.metadata.name, std::move(c), false});
   }
+}
+
+// The pod's extended resources a DeviceClass serves, and the claim for them: the one its
+// status names or it owns (made in an earlier cycle, perhaps allocated), else one to create.
+void ResolveExtended(const Index& ix, PodInfo& p) {
+  if (ix.classes.empty()) return;
+  for (const auto& [name, v] : p.other_milli) {
+    if (ix.classes.contains(name)) p.extended_resources.push_back(name);
+  }
+  if (p.extended_resources.empty()) return;
+  ExtendedRequests r = ExtendedRequestsOf(p.pod->spec, p.extended_resources, ix.classes);
+  if (r.requests.empty()) {  // not whole devices: counted as any other resource
+    p.extended_resources.clear();
+    return;
+  }
+  p.other_milli_dra = p.other_milli;
+  for (const std::string& name : p.extended_resources) p.other_milli_dra.erase(name);
+  p.extended_mappings = std::move(r.mappings);
+  const std::string& ns = p.pod->metadata.namespace_name;
+  const api::ResourceClaim* made = nullptr;
+  auto status = p.pod->status.extra.find("extendedResourceClaimStatus");
+  if (status != p.pod->status.extra.end() && status->second.is_map()) {
+    auto it = ix.claims.find(ns + "/" + status->second.ScalarText("resourceClaimName"));
+    if (it != ix.claims.end()) made = it->second;
+  }
+  if (auto it = ix.extended_claims.find(p.pod->metadata.uid);
+      made == nullptr && it != ix.extended_claims.end()) {
+    made = it->second;
+  }
+  if (made != nullptr) {
+    p.claims.push_back({ns + "/" + made->metadata.name, *made, false, "", true});
+    return;
+  }
+  if (!p.bound_node.empty()) return;  // running without one: by its node's count
+  api::ResourceClaim c;
+  c.api_version = api::kResourceApiVersion;
+  c.kind = "ResourceClaim";
+  c.metadata.name = p.pod->metadata.name + "-extended-resources-";
+  c.metadata.namespace_name = ns;
+  c.metadata.annotations[kExtendedResourceClaimAnnotation] = "true";
+  c.spec.devices.requests = std::move(r.requests);
+  p.claims.push_back({ns + "/" + c.metadata.name, std::move(c), false, "", true});
 }
 
 }  // namespace
@@ -220,6 +292,7 @@ void LabelPods(const Index& ix, PodSet& set) {
 PodInfo MakePod(const Index& ix, const api::SourcedObject& o, size_t input) {
   PodInfo p = DescribePod(o, input);
   ResolveClaims(ix, o, p);
+  if (!p.problem) ResolveExtended(ix, p);
   if (!p.problem && p.bound_node.empty()) ResolveVolumes(ix.volumes, Where(o), p);
   p.rwop_claims = ReadWriteOncePodClaims(ix.volumes, *p.pod);
   return p;

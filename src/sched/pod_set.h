@@ -1,6 +1,8 @@
 // The work of one scheduling pass, read from workload objects: Pods with their claims
 // (ResourceClaims they name; for a template, the claim the pod's status.resourceClaimStatuses
-// names, as the resourceclaim controller made it, else one instantiated as `<pod>-<claim>`), and
+// names, as the resourceclaim controller made it, else one instantiated as `<pod>-<claim>`; for
+// resources a DeviceClass serves, as `nvidia.com/gpu`, the claim made for them:
+// sched/extended_resources.h), and
 // gangs from scheduling.x-k8s.io PodGroups (pods labelled `scheduling.x-k8s.io/pod-group`,
 // `minMember`) and scheduling.k8s.io Workloads (pods with `spec.workloadRef`,
 // `podGroups[].policy.gang.minCount`; one gang per pod group and replica key). Topology requests
@@ -44,6 +46,17 @@ struct ClaimUse {
   // Claims with one non-empty compile key have equal specs and are compiled once (the
   // simulator's claims per pod shape); empty: compiled per key.
   std::string compile_key;
+  // The claim made for the pod's extended resources backed by DRA (sched/extended_resources.h):
+  // the object when one exists, else to be created as `<pod>-extended-resources-` plus a
+  // suffix the API server picks (the key until then: "ns/<pod>-extended-resources-").
+  bool extended = false;
+};
+
+// Which device request of the pod's extended-resource claim serves which container's resource
+// (pod.status.extendedResourceClaimStatus.requestMappings).
+struct ExtendedRequestMapping {
+  std::string container, resource, request;
+  bool operator==(const ExtendedRequestMapping&) const = default;
 };
 
 // An unbound WaitForFirstConsumer PersistentVolumeClaim of a pod: bound, on the chosen node, to
@@ -68,6 +81,12 @@ struct PodInfo {
   // Every other resource requested (ephemeral-storage, hugepages, extended resources such as a
   // device plugin's nvidia.com/gpu), in thousandths of its unit, the same way.
   std::map<std::string, int64_t> other_milli;
+  // Of those, the ones a DeviceClass serves (sched/extended_resources.h): counted on nodes that
+  // advertise them, else allocated through the claim among `claims` marked `extended`;
+  // other_milli_dra is other_milli without them (set only when there are some).
+  std::vector<std::string> extended_resources;
+  std::map<std::string, int64_t> other_milli_dra;
+  std::vector<ExtendedRequestMapping> extended_mappings;
   std::vector<HostPort> host_ports;  // taken on its node (sched/host_ports.h)
   int32_t priority = 0;
   int gang = -1;           // index into PodSet::gangs

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "alloc/verifier.h"
+#include "sched/extended_resources.h"
 #include "sched/pod_volumes.h"
 #include "sched/preferences.h"
 #include "util/strings.h"
@@ -186,7 +187,10 @@ void Session::PlaceBound(std::vector<Decision>& out) {
                     p.host_ports};
     pl.labels = p.labels;
     pl.rwop_claims = p.rwop_claims;
-    for (const ClaimUse& u : p.claims) pl.claims.push_back(u.key);
+    for (const ClaimUse& u : p.claims) {
+      if (!n || UsesClaimOn(p, u, snap_.node(*n))) pl.claims.push_back(u.key);
+    }
+    if (n && !p.extended_resources.empty()) pl.other_milli = OtherOn(p, snap_.node(*n));
     if (stmt.Place(std::move(pl), {}).ok() && n) {
       Fill(p.input, *n, out[p.input]);
     } else {
@@ -231,7 +235,9 @@ void Session::Fill(size_t pod, model::NodeId node, Decision& d) const {
   d.status = Status::Success();
   d.node = node;
   d.claims.clear();
+  const NodeFacts& facts = snap_.node(node);
   for (const ClaimUse& u : pods_.pods[pod].claims) {
+    if (!UsesClaimOn(pods_.pods[pod], u, facts)) continue;
     const ClaimAllocation* c = snap_.claim(u.key);
     d.claims.emplace_back(u.key, c != nullptr ? c->result : api::AllocationResult{});
   }
@@ -318,7 +324,7 @@ std::optional<Rule> Session::FilterGroup(const std::vector<size_t>& pods, model:
     binds = binds || !pods_.pods[p].volumes_to_bind.empty();
     cpu += pods_.pods[p].cpu_milli;
     mem += pods_.pods[p].memory_bytes;
-    for (const auto& [name, v] : pods_.pods[p].other_milli) other[name] += v;
+    for (const auto& [name, v] : OtherOn(pods_.pods[p], facts)) other[name] += v;
   }
   const auto group = static_cast<int64_t>(pods.size());
   if (binds && group > 1) {  // one volume for one claim: the members' claims together
@@ -338,8 +344,10 @@ std::optional<Rule> Session::FilterGroup(const std::vector<size_t>& pods, model:
 
 Status Session::GroupClaims(const std::vector<size_t>& pods, model::NodeId node, Rule& rule,
                             GroupClaimSet& out) {
+  const NodeFacts& facts = snap_.node(node);
   for (size_t p : pods) {
     for (const ClaimUse& u : pods_.pods[p].claims) {
+      if (!UsesClaimOn(pods_.pods[p], u, facts)) continue;
       if (const ClaimAllocation* a = snap_.claim(u.key)) {
         if (a->node != model::kNoId && a->node != node) {
           rule = Rule::kSharedClaim;
@@ -413,12 +421,22 @@ Status Session::Commit(const std::vector<size_t>& pods, model::NodeId node,
       !ChooseVolumes(Members(pods), info.name, info.labels, snap_.volumes_taken(), &volumes)) {
     return Status::Of(Code::kError, Stage::kNodes, "the pods' volumes no longer fit the node");
   }
+  const NodeFacts& facts = snap_.node(node);
   for (size_t i = 0; i < pods.size(); ++i) {
     const PodInfo& p = pods_.pods[pods[i]];
-    PodPlacement pl{p.key,          node,          {},           p.cpu_milli,
-                    p.memory_bytes, p.other_milli, p.host_ports, std::move(volumes[i]),
-                    p.labels,       p.rwop_claims};
-    for (const ClaimUse& u : p.claims) pl.claims.push_back(u.key);
+    PodPlacement pl{p.key,
+                    node,
+                    {},
+                    p.cpu_milli,
+                    p.memory_bytes,
+                    OtherOn(p, facts),
+                    p.host_ports,
+                    std::move(volumes[i]),
+                    p.labels,
+                    p.rwop_claims};
+    for (const ClaimUse& u : p.claims) {
+      if (UsesClaimOn(p, u, facts)) pl.claims.push_back(u.key);
+    }
     absl::Status st = stmt.Place(std::move(pl), std::move(fresh[i]));
     if (!st.ok()) return Status::Of(Code::kError, Stage::kDevices, std::string(st.message()));
   }
@@ -480,6 +498,15 @@ model::NodeId Session::PlacePod(size_t pod, Statement& stmt, const alloc::Device
       const model::NodeId n = index.order()[p];
       if (prefer_young_ && young_[n] > 0) continue;  // tried above
       if (attempt(n, tier)) return error.ok() ? n : model::kNoId;
+    }
+  }
+  // Nodes whose device plugin serves the pod's extended resources: the candidates above were
+  // those whose devices may fit its extended-resource claim.
+  if (!pods_.pods[pod].extended_resources.empty()) {
+    for (model::NodeId n : index.order()) {
+      if (!ByDevicePlugin(pods_.pods[pod], snap_.node(n))) continue;
+      if (nodes != nullptr && std::find(nodes->begin(), nodes->end(), n) == nodes->end()) continue;
+      if (attempt(n, tiers)) return error.ok() ? n : model::kNoId;
     }
   }
   return model::kNoId;
