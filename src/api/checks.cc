@@ -150,6 +150,27 @@ void Schema<OpaqueDeviceConfiguration>::Check(Decoder& d, const Doc& n,
   }
 }
 
+void Schema<DeviceClassSpec>::Check(Decoder& d, const Doc& n, const DeviceClassSpec& v) {
+  const std::string& name = v.extended_resource_name;
+  if (name.empty()) return;
+  // Kubernetes' IsExtendedResourceName: domain-prefixed, not in the kubernetes.io namespace,
+  // and a qualified name once prefixed with "requests." (its quota name).
+  std::string why;
+  if (name.find('/') == std::string::npos) {
+    why = "has no domain prefix (as in nvidia.com/gpu)";
+  } else if (name.find("kubernetes.io/") != std::string::npos) {
+    why = "is in the kubernetes.io namespace, which is Kubernetes' own";
+  } else if (name.rfind("requests.", 0) == 0) {
+    why = "starts with \"requests.\"";
+  } else if (std::string bad = CheckLabelKey("requests." + name); !bad.empty()) {
+    why = "is not a qualified name: " + bad;
+  }
+  if (!why.empty()) {
+    d.ErrorAt(LineOf(n, "extendedResourceName"), "extendedResourceName",
+              util::Cat("\"", name, "\" ", why, "; it must be an extended resource name"));
+  }
+}
+
 void Schema<DeviceAttribute>::Check(Decoder& d, const Doc& n, const DeviceAttribute& v) {
   ExactlyOne(d, n,
              CountSet({v.int_value.has_value(), v.bool_value.has_value(),

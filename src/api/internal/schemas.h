@@ -131,6 +131,7 @@ struct Schema<DeviceClassSpec> {
       std::tuple{F("selectors", &DeviceClassSpec::selectors, {.max_items = 32}),
                  F("config", &DeviceClassSpec::config, {.max_items = 32}),
                  F("extendedResourceName", &DeviceClassSpec::extended_resource_name)};
+  static void Check(Decoder& d, const Doc& n, const DeviceClassSpec& v);
 };
 
 template <>
