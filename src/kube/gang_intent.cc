@@ -44,6 +44,17 @@ std::optional<json> ReadIntent(std::string_view text) {
         if (v.contains("volume") && !IsString(v, "volume")) return std::nullopt;
       }
     }
+    if (m.contains("extended")) {  // the claim made for its extended resources (optional)
+      const json& e = m["extended"];
+      if (!IsString(e, "claim") || !e.contains("mappings") || !e["mappings"].is_array()) {
+        return std::nullopt;
+      }
+      for (const json& r : e["mappings"]) {
+        for (const char* key : {"containerName", "resourceName", "requestName"}) {
+          if (!IsString(r, key)) return std::nullopt;
+        }
+      }
+    }
   }
   return intent;
 }

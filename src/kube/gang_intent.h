@@ -4,8 +4,10 @@
 // {"members":[{"pod","uid","node","claims":[{"name","allocation":{"devices":{"results":
 // [{"request","driver","pool","device"}]}}}],"volumes":[{"claim","uid","volume"}]}]}
 // ("volumes", optional: unbound PersistentVolumeClaims and the PersistentVolume reserved for
-// each, or no "volume" to provision one for the member's node). An annotation anyone can edit is
-// input: ReadIntent accepts only that shape. Pure functions; thread-safe.
+// each, or no "volume" to provision one for the member's node; "extended", optional:
+// {"claim","mappings":[{"containerName","resourceName","requestName"}]}, the claim made for
+// the member's extended resources, named in its status before binding). An annotation anyone can
+// edit is input: ReadIntent accepts only that shape. Pure functions; thread-safe.
 #ifndef GPUPLANE_KUBE_GANG_INTENT_H_
 #define GPUPLANE_KUBE_GANG_INTENT_H_
 

@@ -18,6 +18,12 @@ TEST(GangIntentTest, ReadsTheShapeTheSchedulerWrites) {
                  R"([{"claim":"d","uid":"c1","volume":"pv-1"},{"claim":"e","uid":"c2"}]}]})");
   ASSERT_TRUE(v.has_value());
   EXPECT_EQ((*v)["members"][0]["volumes"][0]["volume"], "pv-1");
+  std::optional<nlohmann::json> e =
+      ReadIntent(R"({"members":[{"pod":"p","uid":"u","node":"n","claims":[],"extended":)"
+                 R"({"claim":"p-extended-resources-x7","mappings":[{"containerName":"c",)"
+                 R"("resourceName":"nvidia.com/gpu","requestName":"container-0-request-0"}]}}]})");
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ((*e)["members"][0]["extended"]["claim"], "p-extended-resources-x7");
 }
 
 TEST(GangIntentTest, RefusesAnythingElse) {
@@ -36,6 +42,9 @@ TEST(GangIntentTest, RefusesAnythingElse) {
           R"({"members":[{"pod":"p","uid":"u","node":"n","claims":[],"volumes":[{"claim":"d"}]}]})",
           R"({"members":[{"pod":"p","uid":"u","node":"n","claims":[],"volumes":[{"claim":"d","uid":"c","volume":2}]}]})",
           R"({"members":[{"pod":"p","uid":"u","node":"n","claims":[{"name":"c"}]}]})",
+          // an extended-resource claim without its mappings, or with a mapping missing a field
+          R"({"members":[{"pod":"p","uid":"u","node":"n","claims":[],"extended":{"claim":"x"}}]})",
+          R"({"members":[{"pod":"p","uid":"u","node":"n","claims":[],"extended":{"claim":"x","mappings":[{"containerName":"c"}]}}]})",
           // a result without its device; results not a list
           R"({"members":[{"pod":"p","uid":"u","node":"n","claims":[{"name":"c","allocation":{"devices":{"results":[{"request":"gpu","driver":"d","pool":"n"}]}}}]}]})",
           R"({"members":[{"pod":"p","uid":"u","node":"n","claims":[{"name":"c","allocation":{"devices":{"results":"all"}}}]}]})",

@@ -14,6 +14,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "api/storage_types.h"
+#include "api/writer.h"
 #include "kube/json_field.h"
 #include "sched/fair_share.h"
 #include "sched/pass.h"
@@ -310,6 +311,33 @@ bool MarkedBy(const json& pod, const std::string& scheduler) {
 
 }  // namespace
 
+// The pod's status.extendedResourceClaimStatus.requestMappings.
+json MappingsJson(const std::vector<sched::ExtendedRequestMapping>& mappings) {
+  json out = json::array();
+  for (const sched::ExtendedRequestMapping& m : mappings) {
+    out.push_back(
+        {{"containerName", m.container}, {"resourceName", m.resource}, {"requestName", m.request}});
+  }
+  return out;
+}
+
+// The claim kube-scheduler would create for the pod's extended resources: its requests, the
+// annotation, the pod as controlling owner (the garbage collector deletes it with the pod), and
+// a name the server completes.
+json ClaimToCreate(const sched::PodInfo& p, const sched::ClaimUse& u) {
+  json c = json::parse(api::ToJson(api::EncodeObject(api::Object(u.claim))));
+  json& meta = c["metadata"];
+  meta.erase("name");
+  meta["generateName"] = u.claim.metadata.name;
+  const api::ObjectMeta& pod = p.pod->metadata;
+  meta["ownerReferences"] = json::array({{{"apiVersion", "v1"},
+                                          {"kind", "Pod"},
+                                          {"name", pod.name},
+                                          {"uid", pod.uid},
+                                          {"controller", true}}});
+  return c;
+}
+
 // One unit of writes: a single pod, or the members of one gang object decided together; or
 // one pod's unschedulable report.
 struct Scheduler::Job {
@@ -322,6 +350,12 @@ struct Scheduler::Job {
     // Unbound WaitForFirstConsumer claims: each reserved its volume, or annotated with the node
     // to provision one, before binding.
     std::vector<sched::VolumeChoice> volumes;
+    // The claim for the pod's extended resources backed by DRA, among `claims` ("" when none):
+    // created first when `extended_create` is not null (the object to create), and named in
+    // the pod's status with `extended_mappings` before binding.
+    std::string extended_key;
+    json extended_create;
+    json extended_mappings;
   };
   std::string gang_kind, gang_ns, gang_name;  // empty for single pods
   std::vector<Member> members;
@@ -718,6 +752,14 @@ std::vector<Scheduler::Job> Scheduler::Plan(const sched::PassResult& pass, int64
       member.claims.emplace_back(key, AllocationJson(allocation));
     }
     member.volumes = d.volumes;
+    for (const sched::ClaimUse& u : p.claims) {
+      bool used = std::any_of(d.claims.begin(), d.claims.end(),
+                              [&](const auto& c) { return c.first == u.key; });
+      if (!u.extended || !used) continue;
+      member.extended_key = u.key;
+      if (!cache_->Get("ResourceClaim", u.key)) member.extended_create = ClaimToCreate(p, u);
+      member.extended_mappings = MappingsJson(p.extended_mappings);
+    }
     const sched::Gang* g = p.gang >= 0 ? &pods.gangs[p.gang] : nullptr;
     if (g != nullptr && (g->kind == "PodGroup" || g->kind == "Workload")) {
       std::string object = util::Cat(g->kind, "/", Split(g->key, 0), "/", Split(g->key, 1));
@@ -806,6 +848,17 @@ bool Scheduler::WritePod(const Job& job, size_t i, std::vector<std::string>& all
       return false;
     }
   }
+  if (!m.extended_key.empty() &&
+      Str(Field(Field(m.cached_pod, "status"), "extendedResourceClaimStatus"),
+          "resourceClaimName") != Split(m.extended_key, 1)) {
+    absl::Status s =
+        writer_.SetExtendedClaimStatus(m.pod, Split(m.extended_key, 1), m.extended_mappings);
+    if (!s.ok()) {
+      metrics_.ApiError("pod status");
+      Log(std::string(s.message()));
+      return false;
+    }
+  }
   absl::Status s = writer_.Bind(m.pod, m.node);
   if (!s.ok() && s.code() != absl::StatusCode::kAlreadyExists) {
     metrics_.ApiError("binding");
@@ -864,9 +917,36 @@ void Scheduler::Report(Job& job) {
   job.done = evicted;
 }
 
+bool Scheduler::CreateExtendedClaims(Job& job) {
+  for (Job::Member& m : job.members) {
+    if (m.extended_create.is_null()) continue;
+    if (!leading_()) return false;
+    absl::StatusOr<json> made = writer_.CreateClaim(m.pod.ns, m.extended_create);
+    if (!made.ok()) {
+      metrics_.ApiError("claim");
+      Log(util::Cat("pod ", m.pod.ns, "/", m.pod.name, ": ", std::string(made.status().message())));
+      return false;
+    }
+    std::string key = util::Cat(m.pod.ns, "/", Str(Field(*made, "metadata"), "name"));
+    for (auto& [claim, allocation] : m.claims) {
+      if (claim == m.extended_key) claim = key;
+    }
+    m.extended_key = key;
+    m.extended_create = json();
+    cache_->Assume("ResourceClaim", std::move(*made));
+  }
+  return true;
+}
+
 void Scheduler::Execute(Job& job) {
   if (!leading_()) return;
   if (!job.unschedulable.empty()) return Report(job);
+  // Made before anything is written for the pods: a claim made and not used is found again
+  // (by its owner) in the next cycle, and the garbage collector deletes it with its pod.
+  if (!CreateExtendedClaims(job)) {
+    metrics_.Attempt("error");
+    return;
+  }
   if (job.gang_kind.empty()) {
     std::vector<std::string> allocated;
     if (WritePod(job, 0, allocated)) {
@@ -914,6 +994,9 @@ json Scheduler::IntentOf(const Job& job) {
       claims.push_back({{"name", Split(key, 1)}, {"allocation", allocation}});
     }
     json member = {{"pod", m.pod.name}, {"uid", m.pod.uid}, {"node", m.node}, {"claims", claims}};
+    if (!m.extended_key.empty()) {
+      member["extended"] = {{"claim", Split(m.extended_key, 1)}, {"mappings", m.extended_mappings}};
+    }
     for (const sched::VolumeChoice& v : m.volumes) {
       json choice = {{"claim", Split(v.claim, 1)}, {"uid", v.uid}};
       if (!v.volume.empty()) choice["volume"] = v.volume;
@@ -1022,6 +1105,10 @@ bool Scheduler::RollForward(const std::string& ns, const json& intent) {
     for (const json& c : Field(m, "claims")) {
       AddDevices(c["allocation"], wanted);
       member.claims.emplace_back(util::Cat(ns, "/", Str(c, "name")), c["allocation"]);
+    }
+    if (const json& e = Field(m, "extended"); e.is_object()) {
+      member.extended_key = util::Cat(ns, "/", Str(e, "claim"));
+      member.extended_mappings = Field(e, "mappings");
     }
     for (const json& v : Field(m, "volumes")) {
       member.volumes.push_back({util::Cat(ns, "/", Str(v, "claim")), std::string(Str(v, "uid")),

@@ -159,6 +159,9 @@ class Scheduler {
   // A pod that is not bound: its report (and nomination), then its victims marked and evicted.
   void Report(Job& job);
   bool WritePod(const Job& job, size_t member, std::vector<std::string>& allocated);
+  // Creates the claims made for members' extended resources (sched/extended_resources.h) and
+  // puts their names in the job; false when one could not be made.
+  bool CreateExtendedClaims(Job& job);
   // The gang intent of `job` (kube/gang_intent.h).
   static nlohmann::json IntentOf(const Job& job);
   void RollBack(const std::string& ns, const nlohmann::json& intent);

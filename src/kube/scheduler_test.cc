@@ -136,6 +136,76 @@ TEST_F(SchedulerPlaneTest, BindsClaimsFromTemplatesAndExplainsThePodsItCannotPla
   (void)a100;
 }
 
+// Extended resources backed by DRA: a pod asking `example.com/gpu-<id>` (a DeviceClass's
+// extendedResourceName) gets a claim made for it on the node publishing devices (owned by the
+// pod, annotated, allocated and reserved for it, named in its status with the request
+// mapping) and counts against the allocatable of a node whose device plugin advertises the
+// resource; a pod for which neither has room waits, and gets the devices once the first pod's
+// claim is gone with it.
+TEST_F(SchedulerPlaneTest, ExtendedResourcesBackedByDraGetAClaimMadeForThem) {
+  const std::string resource = "example.com/gpu-" + id_;
+  Create("/apis/resource.k8s.io/v1/deviceclasses",
+         {{"metadata", {{"name", "ext-" + id_}}},
+          {"spec",
+           {{"extendedResourceName", resource},
+            {"selectors",
+             json::array({{{"cel", {{"expression", "device.driver == \"" + cls_ + "\""}}}}})}}}});
+  std::string dra = Node("dra", "H100", 2);
+  std::string plugin = "sched-" + id_ + "-plugin";
+  Create("/api/v1/nodes",
+         {{"metadata", {{"name", plugin}}},
+          {"status",
+           {{"allocatable",
+             {{"cpu", "64"}, {"memory", "512Gi"}, {"pods", "110"}, {resource, "2"}}}}}});
+  auto pod = [&](const std::string& name, int gpus) {
+    json c = {{"name", "c"},
+              {"image", "pause"},
+              {"resources", {{"limits", {{resource, std::to_string(gpus)}}}}}};
+    Create("/api/v1/namespaces/" + ns_ + "/pods",
+           {{"metadata", {{"name", name}}},
+            {"spec", {{"schedulerName", name_}, {"containers", json::array({c})}}}});
+  };
+  pod("one", 1);
+  Start();
+  ASSERT_TRUE(Eventually([&] { return !NodeOf("one").empty(); })) << status_ << Describe();
+  EXPECT_EQ(NodeOf("one"), dra);
+  json one = Get(PodPath(ns_, "one"));
+  const json& ext = one["status"]["extendedResourceClaimStatus"];
+  ASSERT_TRUE(ext.is_object()) << one["status"].dump();
+  EXPECT_EQ(ext["requestMappings"], json::array({{{"containerName", "c"},
+                                                  {"resourceName", resource},
+                                                  {"requestName", "container-0-request-0"}}}));
+  std::string made = ext["resourceClaimName"];
+  EXPECT_EQ(made.rfind("one-extended-resources-", 0), 0u) << made;
+  json claim = Get(ClaimPath(ns_, made));
+  EXPECT_EQ(claim["metadata"]["annotations"]["resource.kubernetes.io/extended-resource-claim"],
+            "true");
+  EXPECT_EQ(claim["metadata"]["ownerReferences"][0]["uid"], one["metadata"]["uid"]);
+  EXPECT_EQ(claim["spec"]["devices"]["requests"][0]["exactly"]["deviceClassName"], "ext-" + id_);
+  ASSERT_TRUE(claim["status"].contains("allocation")) << claim.dump();
+  EXPECT_EQ(claim["status"]["allocation"]["devices"]["results"][0]["pool"], dra);
+  EXPECT_EQ(claim["status"]["reservedFor"][0]["uid"], one["metadata"]["uid"]);
+
+  // Two GPUs: one is left on the DRA node, the plugin's node has two.
+  pod("two", 2);
+  ASSERT_TRUE(Eventually([&] { return !NodeOf("two").empty(); })) << status_ << Describe();
+  EXPECT_EQ(NodeOf("two"), plugin);
+  EXPECT_FALSE(Get(PodPath(ns_, "two"))["status"].contains("extendedResourceClaimStatus"));
+  pod("three", 1);
+  ASSERT_TRUE(Eventually([&] { return !NodeOf("three").empty(); })) << status_ << Describe();
+  EXPECT_EQ(NodeOf("three"), dra);
+  pod("four", 1);
+  ASSERT_TRUE(Eventually([&] { return Condition("four", "PodScheduled").is_object(); }));
+  EXPECT_EQ(NodeOf("four"), "");
+  EXPECT_EQ(List("resourceclaims").size(), 2u)
+      << Describe();  // none for two (by count) or four (waiting)
+
+  Writer w(*client_);
+  ASSERT_TRUE(w.DeletePod({ns_, "one", one["metadata"]["uid"]}).ok());
+  ASSERT_TRUE(Eventually([&] { return !NodeOf("four").empty(); }, 90)) << status_ << Describe();
+  EXPECT_EQ(NodeOf("four"), dra);
+}
+
 // Required node affinity picks the node; pods asking to be apart (required anti-affinity on a
 // node label, as the API server stores it) go to different nodes though both fit the A100 node
 // (least worth first), and a third, for which neither node is left, waits with the reason; a

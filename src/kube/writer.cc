@@ -203,6 +203,31 @@ absl::Status Writer::ReleaseClaim(const std::string& ns, const std::string& name
   return absl::AbortedError(util::Cat(what, ": ", kAttempts, " conflicts in a row"));
 }
 
+absl::StatusOr<json> Writer::CreateClaim(const std::string& ns, const json& claim) const {
+  std::string what = util::Cat("ResourceClaim ", ns, "/",
+                               Str(Field(claim, "metadata"), "generateName"), "* (creating it)");
+  absl::StatusOr<Response> r =
+      client_.Do("POST", util::Cat("/apis/resource.k8s.io/v1/namespaces/", ns, "/resourceclaims"),
+                 claim.dump(), "application/json");
+  if (!r.ok()) return r.status();
+  if (!r->ok()) return Failed(what, *r);
+  return ObjectOf(what, *r);
+}
+
+absl::Status Writer::SetExtendedClaimStatus(const PodRef& pod, const std::string& claim,
+                                            const json& mappings) const {
+  json patch = {{"metadata", {{"uid", pod.uid}}},
+                {"status",
+                 {{"extendedResourceClaimStatus",
+                   {{"resourceClaimName", claim}, {"requestMappings", mappings}}}}}};
+  std::string what =
+      util::Cat("Pod ", Key(pod.ns, pod.name), " (status.extendedResourceClaimStatus)");
+  absl::StatusOr<Response> r = client_.Do("PATCH", PodPath(pod.ns, pod.name) + "/status",
+                                          patch.dump(), "application/merge-patch+json");
+  if (!r.ok()) return r.status();
+  return r->ok() ? absl::OkStatus() : Failed(what, *r);
+}
+
 absl::Status Writer::Bind(const PodRef& pod, const std::string& node) const {
   json b = {{"apiVersion", "v1"},
             {"kind", "Binding"},

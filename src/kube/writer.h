@@ -2,7 +2,8 @@
 // allocating a claim (the delete-protection finalizer, then status.allocation and a
 // reservedFor entry, with the object's resourceVersion; on 409 Conflict the claim is read
 // again and the write retried, unless someone else allocated it differently meanwhile),
-// releasing one, binding a pod to a node, marking a pod unschedulable (PodScheduled=False
+// releasing one, creating the claim for a pod's extended resources and naming it in the pod's
+// status, binding a pod to a node, marking a pod unschedulable (PodScheduled=False
 // with the reason, and nominatedNodeName when it preempted) with a FailedScheduling Event,
 // preempting a pod (DisruptionTarget, then the Eviction API or a graceful delete), deleting a
 // pod, and annotating a gang object (PodGroup or Workload) with the gang's intent. Errors name the
@@ -51,6 +52,15 @@ class Writer {
   // the finalizer. A claim already gone is fine.
   absl::Status ReleaseClaim(const std::string& ns, const std::string& name,
                             const std::string& pod_uid) const;
+  // Creates the claim made for a pod's extended resources backed by DRA (`claim`: the object
+  // with metadata.generateName, no name) and returns it as created, its name the server's.
+  absl::StatusOr<nlohmann::json> CreateClaim(const std::string& ns,
+                                             const nlohmann::json& claim) const;
+  // Names that claim, and which request serves which container's resource (`mappings`:
+  // requestMappings), in the pod's status.extendedResourceClaimStatus, as kube-scheduler does
+  // before binding (the kubelet prepares the claim's devices from it).
+  absl::Status SetExtendedClaimStatus(const PodRef& pod, const std::string& claim,
+                                      const nlohmann::json& mappings) const;
   // POST pods/NAME/binding. AlreadyExists when the pod is bound already (409).
   absl::Status Bind(const PodRef& pod, const std::string& node) const;
   // PodScheduled=False (reason Unschedulable, `message`) and a FailedScheduling Event; with
