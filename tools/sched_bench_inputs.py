@@ -12,6 +12,9 @@
   sched_bench_inputs.py prefer-gangs G M FILE  the same, each member preferring (pod affinity,
                                                weight 100) the hosts of its gang's pods
   sched_bench_inputs.py pods N FILE            N pending one-GPU pods (a template each uses)
+  sched_bench_inputs.py extended N FILE        N pending pods asking one GPU as an extended
+                                               resource (deviceclass.resource.kubernetes.io/
+                                               gpu.nvidia.com: 1), a claim made for each
   sched_bench_inputs.py spread N APPS FILE     the same in APPS apps, each pod with required
                                                anti-affinity to its app by host and a
                                                DoNotSchedule spread over hosts
@@ -149,6 +152,20 @@ spec:{prio}
 """)
 
 
+def extended(n, out):
+    """N pending pods asking one GPU through the class's implicit extended resource name."""
+    for i in range(n):
+        out.write(f"""---
+apiVersion: v1
+kind: Pod
+metadata: {{name: p{i}, namespace: bench}}
+spec:
+  containers:
+  - name: c
+    resources: {{limits: {{deviceclass.resource.kubernetes.io/gpu.nvidia.com: "1"}}}}
+""")
+
+
 def spread(n, apps, out, soft=False):
     """N pending one-GPU pods in `apps` apps, each pod spread over hosts (maxSkew 1) and kept
     off hosts holding a pod of its app: required anti-affinity and DoNotSchedule, or with
@@ -268,6 +285,8 @@ def main(argv):
             gangs(int(args[0]), int(args[1]), out, topology=False, prefer=True)
         elif kind == "pods":
             pods(int(args[0]), out)
+        elif kind == "extended":
+            extended(int(args[0]), out)
         elif kind == "spread":
             spread(int(args[0]), int(args[1]), out)
         elif kind == "prefer":
