@@ -174,6 +174,27 @@ void SchedulerPlaneTest::Pod(const std::string& name, const json& claim_ref, con
          {{"metadata", {{"name", name}, {"labels", labels}}}, {"spec", spec}});
 }
 
+std::string SchedulerPlaneTest::ExtendedResourceClass() {
+  const std::string resource = "example.com/gpu-" + id_;
+  Create("/apis/resource.k8s.io/v1/deviceclasses",
+         {{"metadata", {{"name", "ext-" + id_}}},
+          {"spec",
+           {{"extendedResourceName", resource},
+            {"selectors",
+             json::array({{{"cel", {{"expression", "device.driver == \"" + cls_ + "\""}}}}})}}}});
+  return resource;
+}
+
+void SchedulerPlaneTest::ExtendedResourcePod(const std::string& name, int gpus,
+                                             const json& extra_spec) {
+  json c = {{"name", "c"},
+            {"image", "pause"},
+            {"resources", {{"limits", {{"example.com/gpu-" + id_, std::to_string(gpus)}}}}}};
+  json spec = {{"schedulerName", name_}, {"containers", json::array({c})}};
+  spec.update(extra_spec);
+  Create("/api/v1/namespaces/" + ns_ + "/pods", {{"metadata", {{"name", name}}}, {"spec", spec}});
+}
+
 void SchedulerPlaneTest::Workload(const std::string& name, int min_count) {
   Create("/apis/scheduling.k8s.io/v1alpha1/namespaces/" + ns_ + "/workloads",
          {{"metadata", {{"name", name}}},

@@ -61,6 +61,12 @@ class SchedulerPlaneTest : public ::testing::Test {
            const nlohmann::json& extra_spec = nlohmann::json::object(),
            const nlohmann::json& labels = nlohmann::json::object());
   void Workload(const std::string& name, int min_count);
+  // A DeviceClass ext-<id> for the test's devices serving the extended resource it returns
+  // (example.com/gpu-<id>), and a pod of this scheduler asking `gpus` of that resource, with
+  // `extra_spec` merged into its spec.
+  std::string ExtendedResourceClass();
+  void ExtendedResourcePod(const std::string& name, int gpus,
+                           const nlohmann::json& extra_spec = nlohmann::json::object());
   // A ValidatingAdmissionPolicy `name` bound to the test's namespace: updates of its
   // ResourceClaims for which the CEL expression `allowed` (on `object`) is false are refused;
   // returns once the API server enforces it (an update of the claim `probe`, which the policy

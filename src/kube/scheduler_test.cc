@@ -143,13 +143,7 @@ TEST_F(SchedulerPlaneTest, BindsClaimsFromTemplatesAndExplainsThePodsItCannotPla
 // resource; a pod for which neither has room waits, and gets the devices once the first pod's
 // claim is gone with it.
 TEST_F(SchedulerPlaneTest, ExtendedResourcesBackedByDraGetAClaimMadeForThem) {
-  const std::string resource = "example.com/gpu-" + id_;
-  Create("/apis/resource.k8s.io/v1/deviceclasses",
-         {{"metadata", {{"name", "ext-" + id_}}},
-          {"spec",
-           {{"extendedResourceName", resource},
-            {"selectors",
-             json::array({{{"cel", {{"expression", "device.driver == \"" + cls_ + "\""}}}}})}}}});
+  const std::string resource = ExtendedResourceClass();
   std::string dra = Node("dra", "H100", 2);
   std::string plugin = "sched-" + id_ + "-plugin";
   Create("/api/v1/nodes",
@@ -157,15 +151,7 @@ TEST_F(SchedulerPlaneTest, ExtendedResourcesBackedByDraGetAClaimMadeForThem) {
           {"status",
            {{"allocatable",
              {{"cpu", "64"}, {"memory", "512Gi"}, {"pods", "110"}, {resource, "2"}}}}}});
-  auto pod = [&](const std::string& name, int gpus) {
-    json c = {{"name", "c"},
-              {"image", "pause"},
-              {"resources", {{"limits", {{resource, std::to_string(gpus)}}}}}};
-    Create("/api/v1/namespaces/" + ns_ + "/pods",
-           {{"metadata", {{"name", name}}},
-            {"spec", {{"schedulerName", name_}, {"containers", json::array({c})}}}});
-  };
-  pod("one", 1);
+  ExtendedResourcePod("one", 1);
   Start();
   ASSERT_TRUE(Eventually([&] { return !NodeOf("one").empty(); })) << status_ << Describe();
   EXPECT_EQ(NodeOf("one"), dra);
@@ -187,18 +173,18 @@ TEST_F(SchedulerPlaneTest, ExtendedResourcesBackedByDraGetAClaimMadeForThem) {
   EXPECT_EQ(claim["status"]["reservedFor"][0]["uid"], one["metadata"]["uid"]);
 
   // Two GPUs: one is left on the DRA node, the plugin's node has two.
-  pod("two", 2);
+  ExtendedResourcePod("two", 2);
   ASSERT_TRUE(Eventually([&] { return !NodeOf("two").empty(); })) << status_ << Describe();
   EXPECT_EQ(NodeOf("two"), plugin);
   EXPECT_FALSE(Get(PodPath(ns_, "two"))["status"].contains("extendedResourceClaimStatus"));
-  pod("three", 1);
+  ExtendedResourcePod("three", 1);
   ASSERT_TRUE(Eventually([&] { return !NodeOf("three").empty(); })) << status_ << Describe();
   EXPECT_EQ(NodeOf("three"), dra);
-  pod("four", 1);
+  ExtendedResourcePod("four", 1);
   ASSERT_TRUE(Eventually([&] { return Condition("four", "PodScheduled").is_object(); }));
   EXPECT_EQ(NodeOf("four"), "");
-  EXPECT_EQ(List("resourceclaims").size(), 2u)
-      << Describe();  // none for two (by count) or four (waiting)
+  // None for two (by count) or four (waiting).
+  EXPECT_EQ(List("resourceclaims").size(), 2u) << Describe();
 
   Writer w(*client_);
   ASSERT_TRUE(w.DeletePod({ns_, "one", one["metadata"]["uid"]}).ok());
@@ -499,6 +485,38 @@ TEST_F(SchedulerPlaneTest, ExplainRunsTheSchedulersPassAndWritesNothing) {
   EXPECT_TRUE(bound->settled);
   EXPECT_EQ(bound->outside, "bound to node " + node);
   (void)client_->Do("DELETE", "/apis/resource.k8s.io/v1/resourceslices/" + bad);
+}
+
+// A Workload gang of pods asking for extended resources: each member gets its claim and its pod
+// status, on a node of its own; a gang too big for the cluster makes no claim at all.
+TEST_F(SchedulerPlaneTest, AGangAskingExtendedResourcesIsBoundWholeWithItsClaims) {
+  ExtendedResourceClass();
+  Node("a", "H100", 2);
+  Node("b", "H100", 2);
+  for (auto [gang, gpus] : {std::pair<std::string, int>{"fits", 2}, {"too-big", 3}}) {
+    Workload(gang, 2);
+    for (int i = 0; i < 2; ++i) {
+      ExtendedResourcePod(gang + "-" + std::to_string(i), gpus,
+                          {{"workloadRef", {{"name", gang}, {"podGroup", "workers"}}}});
+    }
+  }
+  Start();
+  ASSERT_TRUE(Eventually([&] { return !NodeOf("fits-0").empty() && !NodeOf("fits-1").empty(); }))
+      << status_ << Describe();
+  EXPECT_NE(NodeOf("fits-0"), NodeOf("fits-1"));
+  for (const char* name : {"fits-0", "fits-1"}) {
+    json pod = Get(PodPath(ns_, name));
+    const json& ext = pod["status"]["extendedResourceClaimStatus"];
+    ASSERT_TRUE(ext.is_object()) << name << ": " << pod["status"].dump();
+    json claim = Get(ClaimPath(ns_, ext["resourceClaimName"]));
+    EXPECT_EQ(claim["status"]["allocation"]["devices"]["results"].size(), 2u) << claim.dump();
+    EXPECT_EQ(claim["status"]["reservedFor"][0]["uid"], pod["metadata"]["uid"]);
+  }
+  ASSERT_TRUE(Eventually([&] { return Condition("too-big-0", "PodScheduled").is_object(); }));
+  EXPECT_EQ(NodeOf("too-big-0") + NodeOf("too-big-1"), "");
+  EXPECT_EQ(List("resourceclaims").size(), 2u) << Describe();
+  json w = Get("/apis/scheduling.k8s.io/v1alpha1/namespaces/" + ns_ + "/workloads/fits");
+  EXPECT_FALSE(w["metadata"].value("annotations", json::object()).contains(kGangIntent));
 }
 
 TEST_F(SchedulerPlaneTest, WorkloadGangsAreBoundWholeOrNotAtAll) {
