@@ -175,7 +175,7 @@ void SchedulerPlaneTest::Pod(const std::string& name, const json& claim_ref, con
 }
 
 std::string SchedulerPlaneTest::ExtendedResourceClass() {
-  const std::string resource = "example.com/gpu-" + id_;
+  std::string resource = "example.com/gpu-" + id_;
   Create("/apis/resource.k8s.io/v1/deviceclasses",
          {{"metadata", {{"name", "ext-" + id_}}},
           {"spec",
