@@ -309,8 +309,6 @@ bool MarkedBy(const json& pod, const std::string& scheduler) {
   return false;
 }
 
-}  // namespace
-
 // The pod's status.extendedResourceClaimStatus.requestMappings.
 json MappingsJson(const std::vector<sched::ExtendedRequestMapping>& mappings) {
   json out = json::array();
@@ -337,6 +335,8 @@ json ClaimToCreate(const sched::PodInfo& p, const sched::ClaimUse& u) {
                                           {"controller", true}}});
   return c;
 }
+
+}  // namespace
 
 // One unit of writes: a single pod, or the members of one gang object decided together; or
 // one pod's unschedulable report.

@@ -1,6 +1,7 @@
 // Gangs: all members (or at least the minimum) in one Statement, or nothing.
 #include <algorithm>
 
+#include "sched/extended_resources.h"
 #include "sched/preferences.h"
 #include "sched/session.h"
 #include "util/strings.h"
@@ -109,6 +110,19 @@ struct Session::Group {
       for (size_t p = index.FirstCandidate(claims, lower); p != alloc::kNoPosition;
            p = index.FirstCandidate(claims, p + 1)) {
         add(index.order()[p]);
+      }
+    }
+    // Nodes whose device plugin serves the member's extended resources, which the claims'
+    // candidates above leave out (sched/extended_resources.h).
+    const PodInfo& pod = s.pods_.pods[members[i]];
+    if (pinned == model::kNoId && !pod.extended_resources.empty()) {
+      for (model::NodeId n : index.order()) {
+        if (Position(n) < lower || !ByDevicePlugin(pod, s.snap_.node(n)) ||
+            (nodes != nullptr && std::find(nodes->begin(), nodes->end(), n) == nodes->end()) ||
+            std::find(out.begin(), out.end(), n) != out.end()) {
+          continue;
+        }
+        out.push_back(n);
       }
     }
     return out;
