@@ -2,19 +2,12 @@
 
 #include <gtest/gtest.h>
 
-#include "api/loader.h"
+#include "api/testing.h"
 
 namespace gpuplane::sched {
 namespace {
 
-api::PodSpec SpecOf(const std::string& yaml) {
-  api::Loader loader;
-  loader.AddText("apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: t}\nspec:\n" + yaml,
-                 "p.yaml", api::Format::kYaml);
-  api::LoadResult r = loader.Finish();
-  EXPECT_EQ(r.errors(), 0u);
-  return std::get<api::Pod>(r.objects.at(0).object).spec;
-}
+using api::testing::PodSpecOf;
 
 api::DeviceClass Class(const std::string& name, const std::string& resource,
                        const std::string& created) {
@@ -58,10 +51,10 @@ TEST(ExtendedResourcesTest, RequestsPerContainerNamedAsKubeSchedulerNamesThem) {
   ExtendedClasses classes = ExtendedResourceClasses({&gpu});
   // The request's index is the resource's among the container's sorted request names.
   ExtendedRequests r = ExtendedRequestsOf(
-      SpecOf("  containers:\n"
-             "  - {name: a, resources: {requests: {cpu: '1', nvidia.com/gpu: '2'}}}\n"
-             "  - {name: b, resources: {limits: {nvidia.com/gpu: '1'}}}\n"
-             "  - {name: c, resources: {requests: {cpu: '1'}}}\n"),
+      PodSpecOf("  containers:\n"
+                "  - {name: a, resources: {requests: {cpu: '1', nvidia.com/gpu: '2'}}}\n"
+                "  - {name: b, resources: {limits: {nvidia.com/gpu: '1'}}}\n"
+                "  - {name: c, resources: {requests: {cpu: '1'}}}\n"),
       {kGpu}, classes);
   EXPECT_EQ(Requests(r),
             (std::vector<std::string>{"container-0-request-1:2", "container-1-request-0:1"}));
@@ -76,11 +69,12 @@ TEST(ExtendedResourcesTest, InitContainersUseTheDevicesOfLongLivedContainers) {
   // The sidecar (index 1) and the container (2) each ask for one; the init container's two are
   // theirs.
   ExtendedRequests shared = ExtendedRequestsOf(
-      SpecOf("  initContainers:\n"
-             "  - {name: i, resources: {requests: {nvidia.com/gpu: '2'}}}\n"
-             "  - {name: s, restartPolicy: Always, resources: {requests: {nvidia.com/gpu: '1'}}}\n"
-             "  containers:\n"
-             "  - {name: c, resources: {requests: {cpu: '1', nvidia.com/gpu: '1'}}}\n"),
+      PodSpecOf(
+          "  initContainers:\n"
+          "  - {name: i, resources: {requests: {nvidia.com/gpu: '2'}}}\n"
+          "  - {name: s, restartPolicy: Always, resources: {requests: {nvidia.com/gpu: '1'}}}\n"
+          "  containers:\n"
+          "  - {name: c, resources: {requests: {cpu: '1', nvidia.com/gpu: '1'}}}\n"),
       {kGpu}, classes);
   EXPECT_EQ(Requests(shared),
             (std::vector<std::string>{"container-1-request-0:1", "container-2-request-1:1"}));
@@ -92,11 +86,11 @@ TEST(ExtendedResourcesTest, InitContainersUseTheDevicesOfLongLivedContainers) {
   // Two init containers needing more than the container has: the larger extra request serves
   // both.
   ExtendedRequests extra =
-      ExtendedRequestsOf(SpecOf("  initContainers:\n"
-                                "  - {name: i0, resources: {requests: {nvidia.com/gpu: '2'}}}\n"
-                                "  - {name: i1, resources: {requests: {nvidia.com/gpu: '3'}}}\n"
-                                "  containers:\n"
-                                "  - {name: c, resources: {requests: {nvidia.com/gpu: '1'}}}\n"),
+      ExtendedRequestsOf(PodSpecOf("  initContainers:\n"
+                                   "  - {name: i0, resources: {requests: {nvidia.com/gpu: '2'}}}\n"
+                                   "  - {name: i1, resources: {requests: {nvidia.com/gpu: '3'}}}\n"
+                                   "  containers:\n"
+                                   "  - {name: c, resources: {requests: {nvidia.com/gpu: '1'}}}\n"),
                          {kGpu}, classes);
   EXPECT_EQ(Requests(extra),
             (std::vector<std::string>{"container-1-request-0:2", "container-2-request-0:1"}));

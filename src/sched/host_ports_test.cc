@@ -2,32 +2,25 @@
 
 #include <gtest/gtest.h>
 
-#include "api/loader.h"
+#include "api/testing.h"
 
 namespace gpuplane::sched {
 namespace {
 
-api::PodSpec SpecOf(const std::string& yaml) {
-  api::Loader loader;
-  loader.AddText("apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: t}\nspec:\n" + yaml,
-                 "p.yaml", api::Format::kYaml);
-  api::LoadResult r = loader.Finish();
-  EXPECT_EQ(r.errors(), 0u);
-  return std::get<api::Pod>(r.objects.at(0).object).spec;
-}
+using api::testing::PodSpecOf;
 
 TEST(HostPortsTest, ReadsHostPortsWithTheirDefaults) {
   std::vector<HostPort> ports = HostPortsOf(
-      SpecOf("  containers:\n"
-             "  - {name: a, ports: [{containerPort: 80}, {containerPort: 80, hostPort: 8080}]}\n"
-             "  - {name: b, ports: [{containerPort: 53, hostPort: 53, protocol: UDP, "
-             "hostIP: 10.0.0.1}]}\n"));
+      PodSpecOf("  containers:\n"
+                "  - {name: a, ports: [{containerPort: 80}, {containerPort: 80, hostPort: 8080}]}\n"
+                "  - {name: b, ports: [{containerPort: 53, hostPort: 53, protocol: UDP, "
+                "hostIP: 10.0.0.1}]}\n"));
   EXPECT_EQ(ports, (std::vector<HostPort>{{"TCP", "0.0.0.0", 8080}, {"UDP", "10.0.0.1", 53}}));
   // On the host's network every container port is a host port.
-  EXPECT_EQ(HostPortsOf(SpecOf("  hostNetwork: true\n"
-                               "  containers: [{name: a, ports: [{containerPort: 29500}]}]\n")),
+  EXPECT_EQ(HostPortsOf(PodSpecOf("  hostNetwork: true\n"
+                                  "  containers: [{name: a, ports: [{containerPort: 29500}]}]\n")),
             (std::vector<HostPort>{{"TCP", "0.0.0.0", 29500}}));
-  EXPECT_TRUE(HostPortsOf(SpecOf("  containers: [{name: a}]\n")).empty());
+  EXPECT_TRUE(HostPortsOf(PodSpecOf("  containers: [{name: a}]\n")).empty());
 }
 
 TEST(HostPortsTest, ConflictsNeedPortProtocolAndAnOverlappingAddress) {
