@@ -33,6 +33,14 @@ struct ResourceRequirements {
   std::map<std::string, Quantity> requests;
   std::map<std::string, Quantity> limits;
   std::vector<ResourceClaimRef> claims;
+  // The request of `name`, or its limit where no request is given (what the API server
+  // defaults the request to); null when neither is.
+  const Quantity* RequestOf(const std::string& name) const {
+    auto it = requests.find(name);
+    if (it != requests.end()) return &it->second;
+    it = limits.find(name);
+    return it == limits.end() ? nullptr : &it->second;
+  }
   bool operator==(const ResourceRequirements&) const = default;
 };
 

@@ -757,7 +757,7 @@ std::vector<Scheduler::Job> Scheduler::Plan(const sched::PassResult& pass, int64
                               [&](const auto& c) { return c.first == u.key; });
       if (!u.extended || !used) continue;
       member.extended_key = u.key;
-      if (!cache_->Get("ResourceClaim", u.key)) member.extended_create = ClaimToCreate(p, u);
+      if (!cache_->Has("ResourceClaim", u.key)) member.extended_create = ClaimToCreate(p, u);
       member.extended_mappings = MappingsJson(p.extended_mappings);
     }
     const sched::Gang* g = p.gang >= 0 ? &pods.gangs[p.gang] : nullptr;

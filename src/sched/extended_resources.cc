@@ -1,6 +1,7 @@
 #include "sched/extended_resources.h"
 
 #include <algorithm>
+#include <iterator>
 #include <set>
 
 #include "util/strings.h"
@@ -8,13 +9,14 @@
 namespace gpuplane::sched {
 namespace {
 
-// The container's requests as the API server defaults them: a limit without a request is also
-// the request.
-std::map<std::string, const api::Quantity*> EffectiveRequests(const api::Container& c) {
-  std::map<std::string, const api::Quantity*> out;
-  for (const auto& [name, q] : c.resources.limits) out[name] = &q;
-  for (const auto& [name, q] : c.resources.requests) out[name] = &q;
-  return out;
+// The position of `resource` among the names the container requests (a limit without a
+// request is also a request), sorted: kube numbers the container's request names by it.
+size_t RequestPosition(const api::Container& c, const std::string& resource) {
+  std::set<std::string> names;
+  for (const auto* m : {&c.resources.requests, &c.resources.limits}) {
+    for (const auto& [name, q] : *m) names.insert(name);
+  }
+  return static_cast<size_t>(std::distance(names.begin(), names.find(resource)));
 }
 
 bool IsSidecar(const api::Container& c) {
@@ -29,10 +31,9 @@ std::optional<api::DeviceRequest> ContainerRequest(
     size_t index, const api::Container& c, const std::string& resource,
     const std::string& class_name, const std::vector<const api::DeviceRequest*>& reusable,
     std::vector<ExtendedRequestMapping>& mappings) {
-  const std::map<std::string, const api::Quantity*> reqs = EffectiveRequests(c);
-  auto it = reqs.find(resource);
-  if (it == reqs.end()) return std::nullopt;
-  const auto nano = it->second->nano();
+  const api::Quantity* q = c.resources.RequestOf(resource);
+  if (q == nullptr) return std::nullopt;
+  const auto nano = q->nano();
   if (nano <= 0 || nano % 1'000'000'000 != 0) return std::nullopt;  // kube: not an integer
   const auto want = static_cast<int64_t>(nano / 1'000'000'000);
   int64_t have = 0;
@@ -42,10 +43,8 @@ std::optional<api::DeviceRequest> ContainerRequest(
     mappings.push_back({c.name, resource, r->name});
     if (have >= want) return std::nullopt;
   }
-  // The resource's position among the container's request names, sorted.
-  const auto position = std::distance(reqs.begin(), it);
   api::DeviceRequest r;
-  r.name = util::Cat("container-", index, "-request-", position);
+  r.name = util::Cat("container-", index, "-request-", RequestPosition(c, resource));
   r.exactly.emplace();
   r.exactly->device_class_name = class_name;
   r.exactly->allocation_mode = "ExactCount";

@@ -13,20 +13,11 @@
 namespace gpuplane::sched {
 namespace {
 
-// A container's request of `name`, or its limit where it gives no request (what the API server
-// defaults the request to); null when it gives neither.
-const api::Quantity* RequestOf(const api::Container& c, const std::string& name) {
-  auto it = c.resources.requests.find(name);
-  if (it != c.resources.requests.end()) return &it->second;
-  it = c.resources.limits.find(name);
-  return it == c.resources.limits.end() ? nullptr : &it->second;
-}
-
 int64_t Requested(const std::vector<api::Container>& containers, const std::string& name,
                   int64_t unit_nano, bool max) {
   int64_t total = 0;
   for (const api::Container& c : containers) {
-    const api::Quantity* q = RequestOf(c, name);
+    const api::Quantity* q = c.resources.RequestOf(name);
     if (q == nullptr) continue;
     auto v = static_cast<int64_t>(q->nano() / unit_nano);
     total = max ? std::max(total, v) : total + v;
