@@ -1,5 +1,6 @@
 // Cross-field validation rules (exactly-one-of, conditional limits, references between
 // fields) run by the decoder right after a struct is read, while source lines are at hand.
+#include <cctype>
 #include <set>
 #include <utility>
 #include <variant>
@@ -487,6 +488,63 @@ void Schema<StorageClass>::Check(Decoder& d, const Doc& n, const StorageClass& v
   if (!mode.empty() && mode != "Immediate" && mode != "WaitForFirstConsumer") {
     d.ErrorAt(LineOf(n, "volumeBindingMode"), "volumeBindingMode",
               "\"" + mode + "\" is not Immediate or WaitForFirstConsumer");
+  }
+}
+
+namespace {
+
+// A CSI driver's name: a DNS subdomain of at most 63 characters, in any case (the API server
+// checks it lowercased).
+void CheckCsiDriver(Decoder& d, uint32_t line, const std::string& field, const std::string& name) {
+  if (name.empty()) return;  // required: reported by the schema
+  std::string lower = name;
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (std::string problem = CheckDriverName(lower); !problem.empty()) {
+    d.ErrorAt(line, field, problem + ": name the CSI driver as it registers itself");
+  }
+}
+
+}  // namespace
+
+void Schema<CSIPersistentVolumeSource>::Check(Decoder& d, const Doc& n,
+                                              const CSIPersistentVolumeSource& v) {
+  CheckCsiDriver(d, LineOf(n, "driver"), "driver", v.driver);
+}
+
+void Schema<CSINodeDriver>::Check(Decoder& d, const Doc& n, const CSINodeDriver& v) {
+  CheckCsiDriver(d, LineOf(n, "name"), "name", v.name);
+  constexpr size_t kMaxNodeId = 192;
+  if (v.node_id.size() > kMaxNodeId) {
+    d.ErrorAt(LineOf(n, "nodeID"), "nodeID",
+              util::Cat("is ", v.node_id.size(), " characters; at most ", kMaxNodeId));
+  }
+  if (v.allocatable && v.allocatable->count && *v.allocatable->count < 0) {
+    d.ErrorAt(LineOf(n, "allocatable"), "allocatable.count",
+              util::Cat(*v.allocatable->count,
+                        " is negative; give the most volumes the node may "
+                        "attach, or leave count out for no limit"));
+  }
+  std::set<std::string, std::less<>> keys;
+  for (size_t i = 0; i < v.topology_keys.size(); ++i) {
+    const std::string& key = v.topology_keys[i];
+    std::string field = util::Cat("topologyKeys[", i, "]");
+    if (std::string problem = CheckQualifiedName(key); !problem.empty()) {
+      d.ErrorAt(LineOf(n, "topologyKeys"), field, problem);
+    } else if (!keys.insert(key).second) {
+      d.ErrorAt(LineOf(n, "topologyKeys"), field, "\"" + key + "\" is listed twice");
+    }
+  }
+}
+
+void Schema<CSINodeSpec>::Check(Decoder& d, const Doc& n, const CSINodeSpec& v) {
+  std::set<std::string, std::less<>> names;
+  const std::vector<uint32_t> lines = ItemLines(n, "drivers");
+  for (size_t i = 0; i < v.drivers.size(); ++i) {
+    if (!v.drivers[i].name.empty() && !names.insert(v.drivers[i].name).second) {
+      d.ErrorAt(i < lines.size() ? lines[i] : LineOf(n, "drivers"),
+                util::Cat("drivers[", i, "].name"),
+                "\"" + v.drivers[i].name + "\" is listed twice; a driver has one entry");
+    }
   }
 }
 

@@ -93,8 +93,9 @@ std::optional<Object> DecodeOne(Decoder& d, const Doc& doc, std::string_view kin
     if (kind == "PersistentVolumeClaim") return DecodeAs<PersistentVolumeClaim>(d, doc);
     if (kind == "PersistentVolume") return DecodeAs<PersistentVolume>(d, doc);
   }
-  if (group == Group::kStorage && version == "v1" && kind == "StorageClass") {
-    return DecodeAs<StorageClass>(d, doc);
+  if (group == Group::kStorage && version == "v1") {
+    if (kind == "StorageClass") return DecodeAs<StorageClass>(d, doc);
+    if (kind == "CSINode") return DecodeAs<CSINode>(d, doc);
   }
   if (group == Group::kScheduling && version == "v1alpha1" && kind == "PodGroup") {
     return DecodeAs<PodGroup>(d, doc);
@@ -137,7 +138,8 @@ std::string_view KindOf(const Object& o) {
                                                 "PersistentVolumeClaim",
                                                 "PersistentVolume",
                                                 "StorageClass",
-                                                "Namespace"};
+                                                "Namespace",
+                                                "CSINode"};
   return kKinds[o.index()];
 }
 
@@ -236,6 +238,8 @@ Doc EncodeObject(const Object& o) {
           SetTypeMeta(copy, "storage.k8s.io/v1", "StorageClass");
         } else if constexpr (std::is_same_v<T, Namespace>) {
           SetTypeMeta(copy, "v1", "Namespace");
+        } else if constexpr (std::is_same_v<T, CSINode>) {
+          SetTypeMeta(copy, "storage.k8s.io/v1", "CSINode");
         } else {
           static constexpr std::string_view kKind =
               std::is_same_v<T, DeviceClass>     ? "DeviceClass"

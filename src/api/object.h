@@ -21,7 +21,7 @@ namespace gpuplane::api {
 
 using Object = std::variant<DeviceClass, ResourceSlice, ResourceClaim, ResourceClaimTemplate, Pod,
                             Node, PodGroup, Workload, Queue, PersistentVolumeClaim,
-                            PersistentVolume, StorageClass, Namespace>;
+                            PersistentVolume, StorageClass, Namespace, CSINode>;
 
 // An object with where it came from.
 struct SourcedObject {

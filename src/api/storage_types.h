@@ -1,11 +1,13 @@
-// core/v1 PersistentVolumeClaim and PersistentVolume, storage.k8s.io/v1 StorageClass: the fields
-// the scheduler reads to place a pod where its volumes can be used (a bound volume's node
-// affinity, an unbound claim's binding mode and its class's allowed topologies); every other
-// field Kubernetes defines is kept in `extra` and written back unchanged.
+// core/v1 PersistentVolumeClaim and PersistentVolume, storage.k8s.io/v1 StorageClass and CSINode:
+// the fields the scheduler reads to place a pod where its volumes can be used (a bound volume's
+// node affinity and CSI driver, an unbound claim's binding mode and its class's allowed
+// topologies, how many volumes of each CSI driver a node may attach); every other field
+// Kubernetes defines is kept in `extra` and written back unchanged.
 // Plain value types; copyable; not synchronized.
 #ifndef GPUPLANE_API_STORAGE_TYPES_H_
 #define GPUPLANE_API_STORAGE_TYPES_H_
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -46,10 +48,19 @@ struct VolumeNodeAffinity {
   bool operator==(const VolumeNodeAffinity&) const = default;
 };
 
+// spec.csi: a volume a CSI driver serves, by the driver's name and its own handle.
+struct CSIPersistentVolumeSource {
+  std::string driver;
+  std::string volume_handle;
+  Passthrough extra;  // readOnly, fsType, volumeAttributes, the secret references
+  bool operator==(const CSIPersistentVolumeSource&) const = default;
+};
+
 struct PersistentVolumeSpec {
   std::string storage_class_name;
   std::optional<VolumeNodeAffinity> node_affinity;
-  Passthrough extra;  // capacity, accessModes, claimRef, the volume source, ...
+  std::optional<CSIPersistentVolumeSource> csi;
+  Passthrough extra;  // capacity, accessModes, claimRef, the other volume sources, ...
   bool operator==(const PersistentVolumeSpec&) const = default;
 };
 
@@ -89,6 +100,34 @@ struct StorageClass {
   std::vector<TopologySelectorTerm> allowed_topologies;
   Passthrough extra;  // parameters, reclaimPolicy, mountOptions, allowVolumeExpansion
   bool operator==(const StorageClass&) const = default;
+};
+
+// storage.k8s.io/v1 CSINode, named as its Node: the CSI drivers running there, and how many
+// volumes of each the node may have attached (allocatable.count; unset: no limit).
+struct VolumeNodeResources {
+  std::optional<int32_t> count;
+  bool operator==(const VolumeNodeResources&) const = default;
+};
+
+struct CSINodeDriver {
+  std::string name;
+  std::string node_id;
+  std::vector<std::string> topology_keys;
+  std::optional<VolumeNodeResources> allocatable;
+  bool operator==(const CSINodeDriver&) const = default;
+};
+
+struct CSINodeSpec {
+  std::vector<CSINodeDriver> drivers;
+  bool operator==(const CSINodeSpec&) const = default;
+};
+
+struct CSINode {
+  std::string api_version;
+  std::string kind;
+  ObjectMeta metadata;
+  CSINodeSpec spec;
+  bool operator==(const CSINode&) const = default;
 };
 
 }  // namespace gpuplane::api

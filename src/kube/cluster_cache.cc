@@ -77,6 +77,8 @@ constexpr KindSpec kKinds[] = {
     {"/api/v1/persistentvolumeclaims", "v1", "PersistentVolumeClaimList"},
     {"/api/v1/persistentvolumes", "v1", "PersistentVolumeList"},
     {"/apis/storage.k8s.io/v1/storageclasses", "storage.k8s.io/v1", "StorageClassList"},
+    // How many volumes of each CSI driver a node may attach (sched/volume_limits.h).
+    {"/apis/storage.k8s.io/v1/csinodes", "storage.k8s.io/v1", "CSINodeList"},
     // The labels pod affinity terms' namespaceSelectors read (sched/pod_topology.h).
     {"/api/v1/namespaces", "v1", "NamespaceList"},
     // deploy/scheduler/queue-crd.yaml; absent: no queues.
@@ -282,7 +284,8 @@ ClusterCache::Loaded ClusterCache::Load(
   api::CheckAcross(all, out.diagnostics);
   for (const api::SourcedObject* o : all) {
     std::string_view kind = api::KindOf(o->object);
-    bool cluster = kind == "DeviceClass" || kind == "ResourceSlice" || kind == "Node";
+    bool cluster =
+        kind == "DeviceClass" || kind == "ResourceSlice" || kind == "Node" || kind == "CSINode";
     (cluster ? out.cluster : out.work).push_back(o);
   }
   return out;

@@ -283,8 +283,9 @@ TEST_F(SchedulerPlaneTest, NamespaceSelectorsReadTheNamespacesLabels) {
 // (volume.kubernetes.io/selected-node, for its provisioner) before the pod is bound, within
 // its class's allowed topologies, or, in a class without a provisioner, an Available volume
 // reserved for it (spec.claimRef); a pod naming a claim that does not exist waits, saying so,
-// and is placed once the claim appears; a ReadWriteOncePod claim serves one pod at a time.
-// Without the volumes, every pod would go to the A100 node (least worth first).
+// and is placed once the claim appears; a ReadWriteOncePod claim serves one pod at a time; the
+// node's CSINode limits the volumes of a CSI driver it may attach. Without the volumes, every pod
+// would go to the A100 node (least worth first).
 TEST_F(SchedulerPlaneTest, VolumesDecideTheNodeAndAreProvisionedForIt) {
   Node("a", "A100", 4, {{"zone", "z-a"}});
   std::string h100 = Node("h", "H100", 4, {{"zone", "z-h"}});
@@ -342,6 +343,14 @@ TEST_F(SchedulerPlaneTest, VolumesDecideTheNodeAndAreProvisionedForIt) {
     return std::string(
         Str(Field(Field(c, "metadata"), "annotations"), api::kSelectedNodeAnnotation));
   };
+  // The H100 node may attach two volumes of the class's CSI driver (what its CSINode says):
+  // "scratch" and "later" below.
+  Create("/apis/storage.k8s.io/v1/csinodes",
+         {{"metadata", {{"name", h100}}},
+          {"spec",
+           {{"drivers", json::array({{{"name", "csi.example.com"},
+                                      {"nodeID", h100},
+                                      {"allocatable", {{"count", 2}}}}})}}}});
   claim("data", "", pv);
   claim("scratch", sc, "");
   claim("nvme", nvme, "");
@@ -390,14 +399,38 @@ TEST_F(SchedulerPlaneTest, VolumesDecideTheNodeAndAreProvisionedForIt) {
   (void)client_->Do("DELETE", "/api/v1/namespaces/" + ns_ + "/pods/solo-1?gracePeriodSeconds=0");
   ASSERT_TRUE(Eventually([&] { return !NodeOf("solo-2").empty(); })) << status_ << Describe();
 
+  // A third volume of the driver waits for one of the two to go (its pod asks no GPU: the
+  // node's four are taken), naming the CSINode limit; a pod using an attached one does not.
+  const json no_gpu = {{"resourceClaims", json::array()},
+                       {"containers", json::array({{{"name", "c"}, {"image", "pause"}}})}};
+  auto no_gpu_using = [&](const std::string& claim_name) {
+    json spec = no_gpu;
+    spec.update(uses(claim_name));
+    return spec;
+  };
+  claim("more", sc, "");
+  Pod("more", one, no_gpu_using("more"));
+  Pod("again", one, no_gpu_using("scratch"));
+  ASSERT_TRUE(Eventually([&] { return !NodeOf("again").empty(); })) << status_;
+  EXPECT_EQ(NodeOf("again"), h100);
+  ASSERT_TRUE(Eventually([&] { return Condition("more", "PodScheduled").is_object(); }));
+  c = Condition("more", "PodScheduled");
+  EXPECT_NE(c["message"].get<std::string>().find("as their CSINode allows"), std::string::npos)
+      << c;
+  EXPECT_EQ(NodeOf("more"), "");
+  (void)client_->Do("DELETE", "/api/v1/namespaces/" + ns_ + "/pods/later?gracePeriodSeconds=0");
+  ASSERT_TRUE(Eventually([&] { return !NodeOf("more").empty(); })) << status_ << Describe();
+  EXPECT_EQ(NodeOf("more"), h100);
+  (void)client_->Do("DELETE", "/apis/storage.k8s.io/v1/csinodes/" + h100);
+
   // The plane runs no volume controllers: the protection finalizers are cleared by hand.
   const json no_finalizers = {{"metadata", {{"finalizers", nullptr}}}};
   for (const std::string& path :
        {PersistentVolumeClaimPath(ns_, "data"), PersistentVolumeClaimPath(ns_, "scratch"),
         PersistentVolumeClaimPath(ns_, "later"), PersistentVolumeClaimPath(ns_, "nvme"),
-        PersistentVolumeClaimPath(ns_, "solo"), "/api/v1/persistentvolumes/" + solo,
-        "/api/v1/persistentvolumes/" + pv, "/api/v1/persistentvolumes/" + nvme,
-        "/apis/storage.k8s.io/v1/storageclasses/" + sc,
+        PersistentVolumeClaimPath(ns_, "solo"), PersistentVolumeClaimPath(ns_, "more"),
+        "/api/v1/persistentvolumes/" + solo, "/api/v1/persistentvolumes/" + pv,
+        "/api/v1/persistentvolumes/" + nvme, "/apis/storage.k8s.io/v1/storageclasses/" + sc,
         "/apis/storage.k8s.io/v1/storageclasses/" + nvme}) {
     (void)client_->Do("PATCH", path, no_finalizers.dump(), "application/merge-patch+json");
     (void)client_->Do("DELETE", path);

@@ -15,7 +15,8 @@ namespace {
 bool Twins(const PodInfo& a, const PodInfo& b) {
   if (a.problem || b.problem || a.claims.size() != b.claims.size()) return false;
   if (a.cpu_milli != b.cpu_milli || a.memory_bytes != b.memory_bytes ||
-      a.other_milli != b.other_milli || a.host_ports != b.host_ports) {
+      a.other_milli != b.other_milli || a.host_ports != b.host_ports ||
+      a.csi_volumes != b.csi_volumes) {
     return false;
   }
   if (a.pod->spec.tolerations != b.pod->spec.tolerations ||

@@ -149,6 +149,10 @@ std::optional<Rule> KubeNodeFilter::Filter(const Snapshot& s, const PodInfo& pod
   if (!pod.host_ports.empty() && AnyConflict(pod.host_ports, f.host_ports)) {
     return Rule::kNodePorts;
   }
+  if (!pod.csi_volumes.empty() &&
+      OverVolumeLimits(pod.csi_volumes, f.csi_volumes, f.volume_limits)) {
+    return Rule::kVolumeLimits;
+  }
   bool cpu_known = f.cpu_allocatable >= 0, mem_known = f.memory_allocatable >= 0;
   const std::map<std::string, int64_t>& other = OtherOn(pod, f);
   if ((cpu_known && pod.cpu_milli > f.cpu_allocatable) ||

@@ -286,6 +286,7 @@ PodInfo MakePod(const Index& ix, const api::SourcedObject& o, size_t input) {
   if (!p.problem) ResolveExtended(ix, p);
   if (!p.problem && p.bound_node.empty()) ResolveVolumes(ix.volumes, Where(o), p);
   p.rwop_claims = ReadWriteOncePodClaims(ix.volumes, *p.pod);
+  p.csi_volumes = CsiVolumesOf(ix.volumes, *p.pod);
   return p;
 }
 

@@ -30,6 +30,7 @@
 #include "sched/host_ports.h"
 #include "sched/pod_topology.h"
 #include "sched/status.h"
+#include "sched/volume_limits.h"
 
 namespace gpuplane::sched {
 
@@ -107,6 +108,9 @@ struct PodInfo {
   // Its ReadWriteOncePod PersistentVolumeClaims ("ns/name"), which no other pod may use while
   // it is placed (kube's VolumeRestrictions); set for bound and pending pods.
   std::vector<std::string> rwop_claims;
+  // Its CSI volumes, which count against the node's limits (sched/volume_limits.h); set for
+  // bound and pending pods.
+  std::vector<CsiVolume> csi_volumes;
   // Its namespace, labels and anti-affinity terms for other pods' terms (sched/pod_topology.h);
   // set for every pod of a set where some pod asks for pod affinity, anti-affinity or spread.
   std::shared_ptr<const PodLabels> labels;

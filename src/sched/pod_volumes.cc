@@ -178,6 +178,33 @@ std::vector<std::string> ReadWriteOncePodClaims(const VolumeIndex& ix, const api
   return out;
 }
 
+std::vector<CsiVolume> CsiVolumesOf(const VolumeIndex& ix, const api::Pod& pod) {
+  std::vector<CsiVolume> out;
+  for (const api::Volume& v : pod.spec.volumes) {
+    std::string name = ClaimOf(pod, v);
+    if (name.empty()) continue;
+    std::string key = util::Cat(pod.metadata.namespace_name, "/", name);
+    auto c = ix.claims.find(key);
+    if (c == ix.claims.end()) continue;
+    const api::PersistentVolumeClaim& claim = *c->second;
+    auto pv =
+        claim.spec.volume_name.empty() ? ix.volumes.end() : ix.volumes.find(claim.spec.volume_name);
+    CsiVolume found;
+    if (pv != ix.volumes.end()) {
+      const std::optional<api::CSIPersistentVolumeSource>& csi = pv->second->spec.csi;
+      if (!csi) continue;  // not a CSI volume (in-tree volumes migrated to CSI: not counted)
+      found = {csi->driver, util::Cat(csi->driver, "/", csi->volume_handle)};
+    } else {  // unbound, or its volume is not known: a volume its class's provisioner makes
+      auto sc = ix.classes.find(claim.spec.storage_class_name.value_or(""));
+      if (sc == ix.classes.end()) continue;
+      // Not a volume handle: a claim's name has a space no driver's handle here would have.
+      found = {sc->second->provisioner, util::Cat(sc->second->provisioner, "/(claim) ", key)};
+    }
+    if (std::find(out.begin(), out.end(), found) == out.end()) out.push_back(std::move(found));
+  }
+  return out;
+}
+
 void ResolveVolumes(const VolumeIndex& ix, std::string_view where, PodInfo& p) {
   const api::Pod& pod = *p.pod;
   const std::string& ns = pod.metadata.namespace_name;

@@ -51,6 +51,11 @@ void ResolveVolumes(const VolumeIndex& ix, std::string_view where, PodInfo& p);
 // counts them; claims not in the index are left out.
 std::vector<std::string> ReadWriteOncePodClaims(const VolumeIndex& ix, const api::Pod& pod);
 
+// The CSI volumes `pod`'s PersistentVolumeClaims (and ephemeral volumes' claims) stand for, as
+// kube's NodeVolumeLimits counts them (sched/volume_limits.h); claims not in the index, and
+// bound volumes that are not CSI volumes, are left out.
+std::vector<CsiVolume> CsiVolumesOf(const VolumeIndex& ix, const api::Pod& pod);
+
 // Chooses on the node (`name`, `labels`) a volume for every claim in `pods`' volumes_to_bind,
 // in order, each volume for one claim and none of those in `taken`; false when some claim has
 // neither a free candidate there nor a provisioner that reaches the node. `out`, when given,

@@ -187,6 +187,7 @@ void Session::PlaceBound(std::vector<Decision>& out) {
                     p.host_ports};
     pl.labels = p.labels;
     pl.rwop_claims = p.rwop_claims;
+    pl.csi_volumes = p.csi_volumes;
     for (const ClaimUse& u : p.claims) {
       if (!n || UsesClaimOn(p, u, snap_.node(*n))) pl.claims.push_back(u.key);
     }
@@ -300,6 +301,7 @@ std::optional<Rule> Session::FilterGroup(const std::vector<size_t>& pods, model:
   std::map<std::string, int64_t> other;
   std::vector<HostPort> ports;    // the group's own, which may conflict with each other
   std::vector<std::string> rwop;  // the group's ReadWriteOncePod claims
+  std::vector<CsiVolume> csi;     // the group's CSI volumes, counted together
   bool binds = false;             // some member has claims to bind (pod_volumes.h)
   std::string taint;
   const int32_t held = Held(node);
@@ -321,12 +323,16 @@ std::optional<Rule> Session::FilterGroup(const std::vector<size_t>& pods, model:
       rwop.push_back(c);
     }
     ports.insert(ports.end(), pods_.pods[p].host_ports.begin(), pods_.pods[p].host_ports.end());
+    csi.insert(csi.end(), pods_.pods[p].csi_volumes.begin(), pods_.pods[p].csi_volumes.end());
     binds = binds || !pods_.pods[p].volumes_to_bind.empty();
     cpu += pods_.pods[p].cpu_milli;
     mem += pods_.pods[p].memory_bytes;
     for (const auto& [name, v] : OtherOn(pods_.pods[p], facts)) other[name] += v;
   }
   const auto group = static_cast<int64_t>(pods.size());
+  if (group > 1 && !csi.empty() && OverVolumeLimits(csi, facts.csi_volumes, facts.volume_limits)) {
+    return Rule::kVolumeLimits;
+  }
   if (binds && group > 1) {  // one volume for one claim: the members' claims together
     const model::NodeInfo& info = snap_.inventory().nodes()[node];
     if (!ChooseVolumes(Members(pods), info.name, info.labels, snap_.volumes_taken())) {
@@ -433,7 +439,8 @@ Status Session::Commit(const std::vector<size_t>& pods, model::NodeId node,
                     p.host_ports,
                     std::move(volumes[i]),
                     p.labels,
-                    p.rwop_claims};
+                    p.rwop_claims,
+                    p.csi_volumes};
     for (const ClaimUse& u : p.claims) {
       if (UsesClaimOn(p, u, facts)) pl.claims.push_back(u.key);
     }

@@ -83,6 +83,14 @@ std::unique_ptr<Snapshot> Snapshot::Build(std::shared_ptr<const model::Inventory
           f.other_allocatable[name] = static_cast<int64_t>(q.nano() / 1'000'000);
         }
       }
+    } else if (const auto* csi = std::get_if<api::CSINode>(&o->object)) {
+      std::optional<model::NodeId> id = s->inv_.FindNode(csi->metadata.name);
+      if (!id) continue;
+      for (const api::CSINodeDriver& d : csi->spec.drivers) {
+        if (d.allocatable && d.allocatable->count) {
+          s->facts_[*id].volume_limits[d.name] = *d.allocatable->count;
+        }
+      }
     } else if (const auto* c = std::get_if<api::ResourceClaim>(&o->object)) {
       if (!c->status.allocation) continue;
       ClaimAllocation a;
@@ -167,6 +175,7 @@ absl::Status Snapshot::Place(PodPlacement p, std::map<std::string, ClaimAllocati
     for (const auto& [name, v] : p.other_milli) facts_[p.node].other_requested[name] += v;
     std::vector<HostPort>& ports = facts_[p.node].host_ports;
     ports.insert(ports.end(), p.host_ports.begin(), p.host_ports.end());
+    facts_[p.node].csi_volumes.Add(p.csi_volumes);
   }
   for (const VolumeChoice& v : p.volumes) {
     if (!v.volume.empty()) volumes_taken_.insert(v.volume);
@@ -198,6 +207,7 @@ absl::StatusOr<Snapshot::Removed> Snapshot::Remove(const std::string& pod) {
       auto used = std::find(ports.begin(), ports.end(), h);
       if (used != ports.end()) ports.erase(used);
     }
+    facts_[r.placement.node].csi_volumes.Remove(r.placement.csi_volumes);
   }
   for (const VolumeChoice& v : r.placement.volumes) {
     if (!v.volume.empty()) volumes_taken_.erase(v.volume);

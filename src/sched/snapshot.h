@@ -25,6 +25,7 @@
 #include "model/inventory.h"
 #include "sched/host_ports.h"
 #include "sched/pod_topology.h"
+#include "sched/volume_limits.h"
 
 namespace gpuplane::sched {
 
@@ -42,7 +43,11 @@ struct NodeFacts {
   // (thousandths); a resource a Node does not list is 0 there (unknown without a Node object).
   std::map<std::string, int64_t> other_allocatable, other_requested;
   std::vector<HostPort> host_ports;  // taken by placed pods
-  double worth = 0;                  // of its most valuable device (worth.h)
+  // Its CSINode's volume limits (driver -> volumes it may attach) and placed pods' CSI volumes
+  // (sched/volume_limits.h).
+  std::map<std::string, int64_t> volume_limits;
+  AttachedVolumes csi_volumes;
+  double worth = 0;  // of its most valuable device (worth.h)
 };
 
 // A claim allocated in the snapshot: where, the allocator's choices (for claims that came
@@ -77,14 +82,15 @@ struct PodPlacement {
   // null when no pod of the pass has such terms.
   std::shared_ptr<const PodLabels> labels;
   std::vector<std::string> rwop_claims;  // PodInfo::rwop_claims
+  std::vector<CsiVolume> csi_volumes;    // PodInfo::csi_volumes
 };
 
 class Snapshot {
  public:
-  // `cluster`: DeviceClasses, ResourceSlices, Nodes and allocated ResourceClaims. `prices`:
-  // dollars per GPU-hour by product name, for the devices' worth (worth.h).
-  // Taken by value: pass it with std::move when done with it, and its slices move into the
-  // inventory (the other objects stay).
+  // `cluster`: DeviceClasses, ResourceSlices, Nodes, CSINodes and allocated ResourceClaims.
+  // `prices`: dollars per GPU-hour by product name, for the devices' worth (worth.h). Taken by
+  // value: pass it with std::move when done with it, and its slices move into the inventory (the
+  // other objects stay).
   static std::unique_ptr<Snapshot> Build(std::vector<api::SourcedObject> cluster,
                                          const std::map<std::string, double>& prices = {});
   // On an inventory already built from `cluster` (shared read-only, so repeated runs on one

@@ -38,6 +38,9 @@ std::string RuleText(Rule r, const Status& s) {
              "another pod";
     case Rule::kNodePorts:
       return "have a host port the pod asks for in use";
+    case Rule::kVolumeLimits:
+      return "have as many volumes of the pod's CSI driver attached as their CSINode allows "
+             "(allocatable.count)";
     case Rule::kTopologySpread:
       return "would break the pod's topology spread constraints (DoNotSchedule)";
     case Rule::kPodAffinity:

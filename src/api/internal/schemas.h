@@ -877,12 +877,29 @@ struct Schema<VolumeNodeAffinity> {
 };
 
 template <>
+struct Schema<CSIPersistentVolumeSource> {
+  static constexpr auto kFields =
+      std::tuple{F("driver", &CSIPersistentVolumeSource::driver, kRequired),
+                 F("volumeHandle", &CSIPersistentVolumeSource::volume_handle, kRequired)};
+  static constexpr std::array<std::string_view, 8> kPassthrough = {"readOnly",
+                                                                   "fsType",
+                                                                   "volumeAttributes",
+                                                                   "controllerPublishSecretRef",
+                                                                   "nodeStageSecretRef",
+                                                                   "nodePublishSecretRef",
+                                                                   "controllerExpandSecretRef",
+                                                                   "nodeExpandSecretRef"};
+  static void Check(Decoder& d, const Doc& n, const CSIPersistentVolumeSource& v);
+};
+
+template <>
 struct Schema<PersistentVolumeSpec> {
   static constexpr auto kFields =
       std::tuple{F("storageClassName", &PersistentVolumeSpec::storage_class_name),
-                 F("nodeAffinity", &PersistentVolumeSpec::node_affinity)};
-  // What a volume holds and how, and every PersistentVolumeSource (Kubernetes 1.35).
-  static constexpr std::array<std::string_view, 29> kPassthrough = {"capacity",
+                 F("nodeAffinity", &PersistentVolumeSpec::node_affinity),
+                 F("csi", &PersistentVolumeSpec::csi)};
+  // What a volume holds and how, and every other PersistentVolumeSource (Kubernetes 1.35).
+  static constexpr std::array<std::string_view, 28> kPassthrough = {"capacity",
                                                                     "accessModes",
                                                                     "claimRef",
                                                                     "persistentVolumeReclaimPolicy",
@@ -909,8 +926,7 @@ struct Schema<PersistentVolumeSpec> {
                                                                     "portworxVolume",
                                                                     "scaleIO",
                                                                     "local",
-                                                                    "storageos",
-                                                                    "csi"};
+                                                                    "storageos"};
 };
 
 template <>
@@ -951,6 +967,31 @@ struct Schema<StorageClass> {
   static constexpr std::array<std::string_view, 4> kPassthrough = {
       "parameters", "reclaimPolicy", "mountOptions", "allowVolumeExpansion"};
   static void Check(Decoder& d, const Doc& n, const StorageClass& v);
+};
+
+template <>
+struct Schema<VolumeNodeResources> {
+  static constexpr auto kFields = std::tuple{F("count", &VolumeNodeResources::count)};
+};
+
+template <>
+struct Schema<CSINodeDriver> {
+  static constexpr auto kFields = std::tuple{F("name", &CSINodeDriver::name, kRequired),
+                                             F("nodeID", &CSINodeDriver::node_id, kRequired),
+                                             F("topologyKeys", &CSINodeDriver::topology_keys),
+                                             F("allocatable", &CSINodeDriver::allocatable)};
+  static void Check(Decoder& d, const Doc& n, const CSINodeDriver& v);
+};
+
+template <>
+struct Schema<CSINodeSpec> {
+  static constexpr auto kFields = std::tuple{F("drivers", &CSINodeSpec::drivers)};
+  static void Check(Decoder& d, const Doc& n, const CSINodeSpec& v);
+};
+
+template <>
+struct Schema<CSINode> {
+  static constexpr auto kFields = std::tuple{GPUPLANE_OBJECT_FIELDS(CSINode, true)};
 };
 
 // ---- gpuplane.io/v1alpha1 ----

@@ -1,0 +1,46 @@
+// CSI volume limits, as kube-scheduler's NodeVolumeLimits plugin counts them: a node's CSINode
+// gives, per CSI driver, how many volumes the node may have attached (allocatable.count); every
+// volume of a pod placed there counts once however many pods use it, named by its driver and
+// volume handle (a bound claim's CSI PersistentVolume; an unbound claim counts as a volume of
+// its StorageClass's provisioner, by the claim's name). A pod fits when, for every driver with
+// a limit, the volumes attached plus the pod's new ones stay within it.
+// Not counted, as in the list under "Not built yet" in docs/SCHEDULING.md: in-tree volumes
+// migrated to CSI, and volumes attached but used by no pod (VolumeAttachments).
+// Plain values and pure functions; not synchronized.
+#ifndef GPUPLANE_SCHED_VOLUME_LIMITS_H_
+#define GPUPLANE_SCHED_VOLUME_LIMITS_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace gpuplane::sched {
+
+struct CsiVolume {
+  std::string driver;
+  std::string id;  // unique among every driver's volumes: "<driver>/<volume handle>"
+  bool operator==(const CsiVolume&) const = default;
+};
+
+// The CSI volumes attached to one node by the pods placed there.
+class AttachedVolumes {
+ public:
+  void Add(const std::vector<CsiVolume>& volumes);
+  void Remove(const std::vector<CsiVolume>& volumes);
+  bool Has(const std::string& id) const { return users_.contains(id); }
+  int64_t Count(const std::string& driver) const;
+
+ private:
+  std::map<std::string, int> users_;                // by id: how many placed pods use it
+  std::map<std::string, int64_t> count_by_driver_;  // volumes with users, per driver
+};
+
+// Whether `want` (a pod's volumes, or a gang's members' together) would take some driver of
+// `limits` (driver -> volumes the node may attach) past its limit on a node with `attached`.
+bool OverVolumeLimits(const std::vector<CsiVolume>& want, const AttachedVolumes& attached,
+                      const std::map<std::string, int64_t>& limits);
+
+}  // namespace gpuplane::sched
+
+#endif  // GPUPLANE_SCHED_VOLUME_LIMITS_H_
