@@ -723,7 +723,7 @@ std::vector<Scheduler::Job> Scheduler::Plan(const sched::PassResult& pass, int64
       if (p.gang >= 0) gangs_waiting.insert(p.gang);
       std::string message = sched::Render(d.status);
       std::string hint = sched::Hint(d.status);
-      if (!hint.empty()) message += " " + hint;
+      if (!hint.empty()) message += util::Cat(message.ends_with('.') ? " " : ". ", hint);
       Job job;
       if (d.nominated != model::kNoId) {
         job.nominated = inv.nodes()[d.nominated].name;

@@ -155,6 +155,8 @@ std::string Hint(const Status& s) {
     return "no node will ever fit as the cluster is: change the pod, its claims or the cluster";
   }
   if (s.code == Code::kError) return "fix the input named above";
+  // An object the pod needs is missing or not ready yet: the message names it.
+  if (s.stage == Stage::kInput) return "the object named above, once it exists and is ready";
   if (d && d->best_free >= 0 && d->count > d->best_free && !d->best_node.empty()) {
     int64_t more = d->count - d->best_free;
     return util::Cat(more, " more free ", more == 1 ? "device" : "devices", " of class ",
