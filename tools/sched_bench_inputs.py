@@ -15,6 +15,10 @@
   sched_bench_inputs.py extended N FILE        N pending pods asking one GPU as an extended
                                                resource (deviceclass.resource.kubernetes.io/
                                                gpu.nvidia.com: 1), a claim made for each
+  sched_bench_inputs.py volumes NODES N L FILE  CSINodes letting each of NODES h100 nodes attach L
+                                               volumes of ebs.csi.aws.com, and N pending one-GPU
+                                               pods, each with its own claim bound to a CSI
+                                               PersistentVolume of that driver
   sched_bench_inputs.py spread N APPS FILE     the same in APPS apps, each pod with required
                                                anti-affinity to its app by host and a
                                                DoNotSchedule spread over hosts
@@ -166,6 +170,49 @@ spec:
 """)
 
 
+def volumes(nodes, n, limit, out):
+    """CSI volume limits on every node, and N one-GPU pods with a CSI volume each."""
+    for i in range(nodes):
+        out.write(f"""---
+apiVersion: storage.k8s.io/v1
+kind: CSINode
+metadata: {{name: h100-{i}}}
+spec:
+  drivers: [{{name: ebs.csi.aws.com, nodeID: i-{i}, allocatable: {{count: {limit}}}}}]
+""")
+    out.write(TEMPLATE)
+    for i in range(n):
+        out.write(f"""---
+apiVersion: v1
+kind: PersistentVolume
+metadata: {{name: pv{i}}}
+spec:
+  claimRef: {{namespace: bench, name: data{i}}}
+  capacity: {{storage: 100Gi}}
+  accessModes: [ReadWriteOnce]
+  csi: {{driver: ebs.csi.aws.com, volumeHandle: vol-{i}}}
+status: {{phase: Bound}}
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {{name: data{i}, namespace: bench}}
+spec:
+  accessModes: [ReadWriteOnce]
+  storageClassName: ""
+  volumeName: pv{i}
+  resources: {{requests: {{storage: 100Gi}}}}
+status: {{phase: Bound}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {{name: p{i}, namespace: bench}}
+spec:
+  resourceClaims: [{{name: gpu, resourceClaimTemplateName: one-gpu}}]
+  volumes: [{{name: data, persistentVolumeClaim: {{claimName: data{i}}}}}]
+  containers: [{{name: c}}]
+""")
+
+
 def spread(n, apps, out, soft=False):
     """N pending one-GPU pods in `apps` apps, each pod spread over hosts (maxSkew 1) and kept
     off hosts holding a pod of its app: required anti-affinity and DoNotSchedule, or with
@@ -287,6 +334,8 @@ def main(argv):
             pods(int(args[0]), out)
         elif kind == "extended":
             extended(int(args[0]), out)
+        elif kind == "volumes":
+            volumes(int(args[0]), int(args[1]), int(args[2]), out)
         elif kind == "spread":
             spread(int(args[0]), int(args[1]), out)
         elif kind == "prefer":

@@ -1,7 +1,5 @@
 #include "sched/volume_limits.h"
 
-#include <set>
-
 namespace gpuplane::sched {
 
 void AttachedVolumes::Add(const std::vector<CsiVolume>& volumes) {
@@ -28,14 +26,23 @@ int64_t AttachedVolumes::Count(const std::string& driver) const {
 bool OverVolumeLimits(const std::vector<CsiVolume>& want, const AttachedVolumes& attached,
                       const std::map<std::string, int64_t>& limits) {
   if (limits.empty()) return false;
-  std::map<std::string, int64_t> fresh;  // new volumes per limited driver
-  std::set<std::string> seen;
-  for (const CsiVolume& v : want) {
-    if (!limits.contains(v.driver) || attached.Has(v.id) || !seen.insert(v.id).second) continue;
-    ++fresh[v.driver];
-  }
-  for (const auto& [driver, n] : fresh) {
-    if (attached.Count(driver) + n > limits.at(driver)) return true;
+  // Each driver once, at its first volume in `want`; a pod has few volumes, so the quadratic
+  // scans below cost less than building sets (this runs for every node a pod is tried on).
+  for (size_t i = 0; i < want.size(); ++i) {
+    const std::string& driver = want[i].driver;
+    bool seen = false;
+    for (size_t k = 0; k < i && !seen; ++k) seen = want[k].driver == driver;
+    if (seen) continue;
+    auto limit = limits.find(driver);
+    if (limit == limits.end()) continue;
+    int64_t fresh = 0;
+    for (size_t j = i; j < want.size(); ++j) {
+      if (want[j].driver != driver || attached.Has(want[j].id)) continue;
+      bool twice = false;
+      for (size_t k = i; k < j && !twice; ++k) twice = want[k].id == want[j].id;
+      if (!twice) ++fresh;
+    }
+    if (fresh > 0 && attached.Count(driver) + fresh > limit->second) return true;
   }
   return false;
 }
