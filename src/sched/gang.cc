@@ -7,38 +7,6 @@
 #include "util/strings.h"
 
 namespace gpuplane::sched {
-namespace {
-
-// Members that are interchangeable: same claims (all from templates), requests, tolerations,
-// nodeSelector, affinity, spread constraints, volume constraints, and labels when read. Among
-// twins, placements are tried in node order only, and skipped members come last.
-bool Twins(const PodInfo& a, const PodInfo& b) {
-  if (a.problem || b.problem || a.claims.size() != b.claims.size()) return false;
-  if (a.cpu_milli != b.cpu_milli || a.memory_bytes != b.memory_bytes ||
-      a.other_milli != b.other_milli || a.host_ports != b.host_ports ||
-      a.csi_volumes != b.csi_volumes) {
-    return false;
-  }
-  if (a.pod->spec.tolerations != b.pod->spec.tolerations ||
-      a.pod->spec.node_selector != b.pod->spec.node_selector ||
-      a.pod->spec.affinity != b.pod->spec.affinity || a.volume_selectors != b.volume_selectors ||
-      a.volume_node != b.volume_node ||
-      a.pod->spec.topology_spread_constraints != b.pod->spec.topology_spread_constraints) {
-    return false;
-  }
-  // Labels matter only where some pod's terms read them (pod_topology.h); members' labels
-  // often differ (a Job's completion index).
-  if ((a.labels || b.labels) && a.pod->metadata.labels != b.pod->metadata.labels) {
-    return false;
-  }
-  for (size_t i = 0; i < a.claims.size(); ++i) {
-    if (a.claims[i].named || b.claims[i].named) return false;
-    if (!(a.claims[i].claim.spec == b.claims[i].claim.spec)) return false;
-  }
-  return true;
-}
-
-}  // namespace
 
 // The depth-first search of one gang over members and nodes.
 struct Session::Group {
@@ -62,7 +30,7 @@ struct Session::Group {
     twin.assign(members.size(), -1);
     for (size_t i = 0; i < members.size(); ++i) {
       for (size_t j = i; j-- > 0;) {
-        if (Twins(s.pods_.pods[members[i]], s.pods_.pods[members[j]])) {
+        if (Interchangeable(s.pods_.pods[members[i]], s.pods_.pods[members[j]])) {
           twin[i] = static_cast<int>(j);
           break;
         }

@@ -185,6 +185,34 @@ void ResolveExtended(const Index& ix, PodInfo& p) {
 
 }  // namespace
 
+// Gang members that are twins are tried in node order only; a single pod starts where its
+// twin's search ended (Session::PlacePod).
+bool Interchangeable(const PodInfo& a, const PodInfo& b) {
+  if (a.problem || b.problem || a.claims.size() != b.claims.size()) return false;
+  if (a.cpu_milli != b.cpu_milli || a.memory_bytes != b.memory_bytes ||
+      a.other_milli != b.other_milli || a.host_ports != b.host_ports ||
+      a.csi_volumes != b.csi_volumes || a.rwop_claims != b.rwop_claims) {
+    return false;
+  }
+  if (a.pod->spec.tolerations != b.pod->spec.tolerations ||
+      a.pod->spec.node_selector != b.pod->spec.node_selector ||
+      a.pod->spec.affinity != b.pod->spec.affinity || a.volume_selectors != b.volume_selectors ||
+      a.volume_node != b.volume_node ||
+      a.pod->spec.topology_spread_constraints != b.pod->spec.topology_spread_constraints) {
+    return false;
+  }
+  // Labels matter only where some pod's terms read them (pod_topology.h); members' labels
+  // often differ (a Job's completion index).
+  if ((a.labels || b.labels) && a.pod->metadata.labels != b.pod->metadata.labels) {
+    return false;
+  }
+  for (size_t i = 0; i < a.claims.size(); ++i) {
+    if (a.claims[i].named || b.claims[i].named) return false;
+    if (!(a.claims[i].claim.spec == b.claims[i].claim.spec)) return false;
+  }
+  return true;
+}
+
 PodInfo DescribePod(const api::SourcedObject& o, size_t input) {
   PodInfo p;
   p.input = input;

@@ -139,6 +139,12 @@ struct PodSet {
 // the result. For engines that build a PodSet themselves (the simulator).
 PodInfo DescribePod(const api::SourcedObject& o, size_t input);
 
+// Whether `a` and `b` may go to the same nodes: same claims (all from templates), requests,
+// host ports, CSI volumes, ReadWriteOncePod claims, tolerations, nodeSelector, affinity, spread
+// constraints, volume constraints, and labels where terms read them; namespace and priority are not
+// compared.
+bool Interchangeable(const PodInfo& a, const PodInfo& b);
+
 // `cluster`: the cluster's objects, whose ResourceClaims (allocated ones) pods may name too.
 // The set borrows `work` (it must outlive the set).
 PodSet BuildPodSet(const std::vector<api::SourcedObject>& work,

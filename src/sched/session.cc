@@ -450,6 +450,46 @@ Status Session::Commit(const std::vector<size_t>& pods, model::NodeId node,
   return Status::Success();
 }
 
+namespace {
+
+// Rules that pods placed (none removed) cannot undo on a node.
+bool KeptWhilePodsArrive(Rule r) {
+  switch (r) {
+    case Rule::kPodAffinity:     // a pod it needs may arrive
+    case Rule::kTopologySpread:  // other domains may catch up
+    case Rule::kReserved:        // a hold may end
+    case Rule::kSharedClaim:
+    case Rule::kOutsideDomain:
+    case Rule::kCount:  // not known
+      return false;
+    default:
+      return true;
+  }
+}
+
+}  // namespace
+
+size_t Session::CursorStart(size_t pod) const {
+  if (!cursor_ || cursor_->removals != snap_.removals() ||
+      cursor_->order != snap_.order_version()) {
+    return 0;
+  }
+  const PodInfo& a = pods_.pods[cursor_->pod];
+  const PodInfo& b = pods_.pods[pod];
+  const bool twins =
+      a.priority == b.priority && a.volumes_to_bind.empty() && b.volumes_to_bind.empty() &&
+      a.pod->metadata.namespace_name == b.pod->metadata.namespace_name && Interchangeable(a, b);
+  return twins ? cursor_->position : 0;
+}
+
+void Session::EndSearch(size_t pod, size_t position, bool kept) {
+  if (kept) {
+    cursor_ = Cursor{pod, position, snap_.removals(), snap_.order_version()};
+  } else {
+    cursor_.reset();
+  }
+}
+
 model::NodeId Session::PlacePod(size_t pod, Statement& stmt, const alloc::DeviceFilter* filter,
                                 const std::vector<model::NodeId>* nodes, Status& error) {
   model::NodeId pinned = model::kNoId;
@@ -462,9 +502,10 @@ model::NodeId Session::PlacePod(size_t pod, Statement& stmt, const alloc::Device
       tiers = std::max(tiers, r.alternatives.size());
   }
   alloc::NodeIndex& index = snap_.index();
+  Rule rule = Rule::kCount;  // the last attempt's
   // True when the search should stop: placed, or an error.
   auto attempt = [&](model::NodeId n, size_t tier) {
-    Rule rule = Rule::kCount;
+    rule = Rule::kCount;
     Status st = PlaceGroup({pod}, n, stmt, filter, rule, tier == tiers ? SIZE_MAX : tier);
     if (st.code == Code::kError) error = st;
     return st.ok() || st.code == Code::kError;
@@ -500,12 +541,20 @@ model::NodeId Session::PlacePod(size_t pod, Statement& stmt, const alloc::Device
         tried[n] = true;
       }
     }
-    for (size_t p = index.FirstCandidate(claims, 0, tier); p != alloc::kNoPosition;
-         p = index.FirstCandidate(claims, p + 1, tier)) {
+    // One tier, every node in index order: it may start where its twin's search ended.
+    const bool plain = options_.twin_cursor && tiers == 1 && filter == nullptr && !prefer_young_;
+    bool kept = plain;  // every node passed over rejected it for good
+    for (size_t p = index.FirstCandidate(claims, plain ? CursorStart(pod) : 0, tier);
+         p != alloc::kNoPosition; p = index.FirstCandidate(claims, p + 1, tier)) {
       const model::NodeId n = index.order()[p];
       if (prefer_young_ && young_[n] > 0) continue;  // tried above
-      if (attempt(n, tier)) return error.ok() ? n : model::kNoId;
+      if (attempt(n, tier)) {
+        if (plain && error.ok()) EndSearch(pod, p, kept);
+        return error.ok() ? n : model::kNoId;
+      }
+      kept = kept && KeptWhilePodsArrive(rule);
     }
+    if (plain) EndSearch(pod, index.order().size(), kept);
   }
   // Nodes whose device plugin serves the pod's extended resources: the candidates above were
   // those whose devices may fit its extended-resource claim.

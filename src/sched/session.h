@@ -108,6 +108,9 @@ struct SessionOptions {
   // Check every allocation with the independent verifier (alloc/verifier.h) before placing
   // it; a rejection is an Error status (tests turn this on).
   bool verify = false;
+  // A single pod starts where the search of the pod before it that may go where it may ended
+  // (Session::Cursor); off, every pod searches every node (the reference tests compare with).
+  bool twin_cursor = true;
   // Borrowed; when set, each Decision records how long it took on this clock (the CLI passes
   // the monotonic clock). Left null, decisions carry no timing: the Session never reads the
   // time on its own.
@@ -198,6 +201,23 @@ class Session {
                          const std::vector<model::NodeId>* nodes, Status& error);
   std::vector<const alloc::CompiledClaim*> FreshClaims(size_t pod, model::NodeId& pinned,
                                                        Status& problem);
+  // Where the last single pod's search in index order ended: every node before `position`
+  // rejected that pod by a rule pods placed since cannot undo (all but pod affinity, spread
+  // and nodes held for preemptors), so while no pod has left the snapshot and the order is
+  // the same, a pod that may go where it may (Interchangeable, same namespace and priority)
+  // starts there. Template pods of one workload on nodes their CPU, memory or volume limits
+  // fill before their devices would otherwise walk every such node again.
+  struct Cursor {
+    size_t pod = 0;
+    size_t position = 0;
+    uint64_t removals = 0;
+    uint64_t order = 0;
+  };
+  std::optional<Cursor> cursor_;
+  size_t CursorStart(size_t pod) const;  // where `pod`'s search starts: 0, or the cursor's
+  // Records where `pod`'s search ended (the position it was placed at, or the end), when every
+  // node it passed over rejected it by a kept rule; else there is no cursor.
+  void EndSearch(size_t pod, size_t position, bool kept);
   void Fill(size_t pod, model::NodeId node, Decision& d) const;
 
   // ---- gang.cc

@@ -129,7 +129,10 @@ const PodPlacement* Snapshot::placement(const std::string& pod) const {
   return it == pods_.end() ? nullptr : &it->second;
 }
 
-void Snapshot::SetOrder(std::vector<model::NodeId> order) { index_->Reorder(std::move(order)); }
+void Snapshot::SetOrder(std::vector<model::NodeId> order) {
+  index_->Reorder(std::move(order));
+  ++order_version_;
+}
 
 absl::Status Snapshot::Take(const std::vector<alloc::Choice>& choices) {
   for (const alloc::Choice& ch : choices) {
@@ -195,6 +198,7 @@ absl::StatusOr<Snapshot::Removed> Snapshot::Remove(const std::string& pod) {
   Removed r{std::move(it->second), {}};
   pods_.erase(it);
   ++version_;
+  ++removals_;
   if (r.placement.node != model::kNoId) {
     facts_[r.placement.node].cpu_requested -= r.placement.cpu_milli;
     facts_[r.placement.node].memory_requested -= r.placement.memory_bytes;

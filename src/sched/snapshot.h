@@ -123,6 +123,9 @@ class Snapshot {
   // Changes with every Place and Remove: what was computed from the placements at one version
   // holds while it is unchanged.
   uint64_t version() const { return version_; }
+  // Changes with every Remove (a pod gone: rules it held may pass now) and every SetOrder.
+  uint64_t removals() const { return removals_; }
+  uint64_t order_version() const { return order_version_; }
   // How many placed pods have required anti-affinity terms, which every pod placed after them
   // must respect (sched/pod_topology.h), and those whose terms may match a pod with `labels`
   // (each term is indexed by one of its matchLabels pairs; terms without any always come).
@@ -176,6 +179,8 @@ class Snapshot {
   std::set<std::string> volumes_taken_;
   std::multimap<std::string, std::string> rwop_users_;  // claim -> placed pod
   uint64_t version_ = 0;
+  uint64_t removals_ = 0;
+  uint64_t order_version_ = 0;
   using Postings = std::map<std::pair<std::string, std::string>, std::set<const PodPlacement*>>;
   // Placed pods holding terms that read other pods' labels, each term under one of its
   // matchLabels pairs, or among `unindexed` when it has none (a term without a selector
