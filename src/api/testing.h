@@ -1,8 +1,10 @@
-// Test helpers: repository paths, and pod specs from YAML. Not for production code.
-// Pure functions; thread-safe.
+// Test helpers: repository paths, pod specs and objects from YAML text, a seeded random source
+// for property tests. Not for production code. Pure functions, thread-safe; a Rand is not
+// synchronized.
 #ifndef GPUPLANE_API_TESTING_H_
 #define GPUPLANE_API_TESTING_H_
 
+#include <random>
 #include <string>
 #include <variant>
 
@@ -25,6 +27,26 @@ inline PodSpec PodSpecOf(const std::string& yaml) {
   if (r.errors() != 0 || r.objects.empty()) return {};
   return std::get<Pod>(r.objects.front().object).spec;
 }
+
+// The objects of YAML text `yaml` (read as the file "random.yaml").
+inline LoadResult LoadText(const std::string& yaml) {
+  Loader loader;
+  loader.AddText(yaml, "random.yaml", Format::kYaml);
+  return loader.Finish();
+}
+
+// Every diagnostic of `r`, one a line, for a failing assertion's message.
+inline std::string Diagnostics(const LoadResult& r) {
+  std::string out;
+  for (const Diagnostic& d : r.diagnostics) out += d.ToString() + "\n";
+  return out;
+}
+
+struct Rand {
+  std::mt19937 rng;
+  int Int(int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); }
+  bool Chance(double p) { return std::bernoulli_distribution(p)(rng); }
+};
 
 }  // namespace gpuplane::api::testing
 

@@ -10,6 +10,7 @@
 
 #include "alloc/allocator.h"
 #include "api/loader.h"
+#include "api/testing.h"
 #include "gtest/gtest.h"
 #include "sched/pass.h"
 #include "util/strings.h"
@@ -17,11 +18,7 @@
 namespace gpuplane::sched {
 namespace {
 
-struct Rand {
-  std::mt19937 rng;
-  int Int(int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); }
-  bool Chance(double p) { return std::bernoulli_distribution(p)(rng); }
-};
+using api::testing::Rand;
 
 constexpr char kClasses[] = R"(apiVersion: resource.k8s.io/v1
 kind: DeviceClass
@@ -224,12 +221,8 @@ TEST(GangPropertyTest, PlacesAGangExactlyWhenSomePlacementExists) {
     std::string yaml = kClasses;
     for (int n = 0; n < nodes; ++n) yaml += Node(r, n);
     yaml += Workload(r, members, min, nodes);
-    api::Loader loader;
-    loader.AddText(yaml, "random.yaml", api::Format::kYaml);
-    api::LoadResult lr = loader.Finish();
-    std::string errors;
-    for (const api::Diagnostic& d : lr.diagnostics) errors += d.ToString() + "\n";
-    ASSERT_EQ(lr.errors(), 0u) << errors << yaml;
+    api::LoadResult lr = api::testing::LoadText(yaml);
+    ASSERT_EQ(lr.errors(), 0u) << api::testing::Diagnostics(lr) << yaml;
     std::vector<api::SourcedObject> cluster, work;
     for (const api::SourcedObject& o : lr.objects) {
       const auto* c = std::get_if<api::ResourceClaim>(&o.object);

@@ -11,6 +11,7 @@
 
 #include "absl/time/time.h"
 #include "api/loader.h"
+#include "api/testing.h"
 #include "gtest/gtest.h"
 #include "sched/pass.h"
 #include "util/strings.h"
@@ -177,10 +178,8 @@ TEST(PreemptPropertyTest, MatchesBruteForceOverEverySetOfJobs) {
   for (int round = 0; round < 3000; ++round) {
     Instance in = Random(rng);
     std::string yaml = Yaml(in);
-    api::Loader loader;
-    loader.AddText(yaml, "instance.yaml", api::Format::kYaml);
-    api::LoadResult lr = loader.Finish();
-    for (const api::Diagnostic& d : lr.diagnostics) ASSERT_FALSE(d.is_error()) << d.ToString();
+    api::LoadResult lr = api::testing::LoadText(yaml);
+    ASSERT_EQ(lr.errors(), 0u) << api::testing::Diagnostics(lr) << yaml;
     std::vector<api::SourcedObject> cluster, work;
     for (api::SourcedObject& o : lr.objects) {
       bool is_work = std::holds_alternative<api::Pod>(o.object) ||

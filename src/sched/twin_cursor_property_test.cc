@@ -8,6 +8,7 @@
 #include <random>
 
 #include "api/loader.h"
+#include "api/testing.h"
 #include "gtest/gtest.h"
 #include "sched/pass.h"
 #include "util/strings.h"
@@ -15,11 +16,7 @@
 namespace gpuplane::sched {
 namespace {
 
-struct Rand {
-  std::mt19937 rng;
-  int Int(int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); }
-  bool Chance(double p) { return std::bernoulli_distribution(p)(rng); }
-};
+using api::testing::Rand;
 
 constexpr char kCommon[] = R"(apiVersion: resource.k8s.io/v1
 kind: DeviceClass
@@ -151,12 +148,8 @@ TEST(TwinCursorPropertyTest, EveryPodGetsTheDecisionItGetsWithoutTheCursor) {
       yaml += Pod(r, i, shape, nodes, volumes, extra);
     }
     yaml += extra;
-    api::Loader loader;
-    loader.AddText(yaml, "random.yaml", api::Format::kYaml);
-    api::LoadResult lr = loader.Finish();
-    std::string errors;
-    for (const api::Diagnostic& d : lr.diagnostics) errors += d.ToString() + "\n";
-    ASSERT_EQ(lr.errors(), 0u) << errors << yaml;
+    api::LoadResult lr = api::testing::LoadText(yaml);
+    ASSERT_EQ(lr.errors(), 0u) << api::testing::Diagnostics(lr) << yaml;
     std::vector<api::SourcedObject> cluster, work;
     for (const api::SourcedObject& o : lr.objects) {
       bool state = std::holds_alternative<api::ResourceSlice>(o.object) ||
