@@ -331,6 +331,7 @@ std::optional<Session::VictimSet> Session::CheapestVictims(size_t pod, const Pre
   std::map<model::NodeId, std::vector<size_t>> on;  // node -> eligible jobs with a pod there
   for (size_t j : eligible) {
     for (model::NodeId n : jobs_[j].nodes) {
+      if (n == model::kNoId) continue;  // bound to a node the cluster no longer has
       std::vector<size_t>& js = on[n];
       if (js.empty() || js.back() != j) js.push_back(j);
     }

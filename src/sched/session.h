@@ -238,7 +238,7 @@ class Session {
  public:
   struct Job {  // running work that is evicted whole
     std::vector<size_t> pods;
-    std::vector<model::NodeId> nodes;  // parallel to pods
+    std::vector<model::NodeId> nodes;  // parallel to pods; kNoId: a node no longer there
     int32_t priority = 0;              // its highest
     double lost = 0;                   // GPU-seconds lost by evicting it now
     int devices = 0;
