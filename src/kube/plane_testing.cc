@@ -111,7 +111,17 @@ void SchedulerPlaneTest::TearDown() {
     scheduler_->Stop();
     thread_.join();
   }
-  if (client_) (void)client_->Do("DELETE", "/api/v1/namespaces/" + ns_);
+  if (!client_) return;
+  // The plane runs no namespace controller: the namespace's pods and claims are deleted here,
+  // so that later tests do not read them (the resourceclaim controller releases the claims).
+  (void)client_->Do("DELETE", "/api/v1/namespaces/" + ns_ + "/pods?gracePeriodSeconds=0");
+  (void)client_->Do("DELETE", "/apis/resource.k8s.io/v1/namespaces/" + ns_ + "/resourceclaims");
+  (void)client_->Do("DELETE", "/api/v1/namespaces/" + ns_);
+  // Nodes are cluster-wide: left behind, a later test's pods could be placed on them.
+  for (const std::string& node : nodes_) {
+    (void)client_->Do("DELETE", "/apis/resource.k8s.io/v1/resourceslices/" + node + "-gpus");
+    (void)client_->Do("DELETE", "/api/v1/nodes/" + node);
+  }
 }
 
 void SchedulerPlaneTest::Create(const std::string& path, const json& obj) {
@@ -123,6 +133,7 @@ void SchedulerPlaneTest::Create(const std::string& path, const json& obj) {
 std::string SchedulerPlaneTest::Node(const std::string& suffix, const std::string& model, int gpus,
                                      const json& labels) {
   std::string node = "sched-" + id_ + "-" + suffix;
+  nodes_.push_back(node);
   Create("/api/v1/nodes",
          {{"metadata", {{"name", node}, {"labels", labels}}},
           {"status", {{"allocatable", {{"cpu", "64"}, {"memory", "512Gi"}, {"pods", "110"}}}}}});

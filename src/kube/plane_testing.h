@@ -46,7 +46,8 @@ class SchedulerPlaneTest : public ::testing::Test {
   void TearDown() override;
 
   void Create(const std::string& path, const nlohmann::json& obj);
-  // A node with `gpus` devices of `model` (H100: 80Gi, else 40Gi) in one ResourceSlice.
+  // A node with `gpus` devices of `model` (H100: 80Gi, else 40Gi) in one ResourceSlice; both
+  // deleted when the test ends.
   std::string Node(const std::string& suffix, const std::string& model, int gpus,
                    const nlohmann::json& labels = nlohmann::json::object());
   nlohmann::json ClaimSpec(int count, const std::string& cel) const;
@@ -117,6 +118,7 @@ class SchedulerPlaneTest : public ::testing::Test {
   std::thread thread_;
   absl::Status status_;
   std::vector<pid_t> children_;
+  std::vector<std::string> nodes_;  // made by Node(); deleted, with their slices, at the end
 };
 
 }  // namespace gpuplane::kube
