@@ -548,6 +548,29 @@ void Schema<CSINodeSpec>::Check(Decoder& d, const Doc& n, const CSINodeSpec& v) 
   }
 }
 
+void Schema<CSIDriverSpec>::Check(Decoder& d, const Doc& n, const CSIDriverSpec& v) {
+  const std::string& policy = v.fs_group_policy;
+  if (!policy.empty() && policy != "ReadWriteOnceWithFSType" && policy != "File" &&
+      policy != "None") {
+    d.ErrorAt(LineOf(n, "fsGroupPolicy"), "fsGroupPolicy",
+              "\"" + policy + "\" is not ReadWriteOnceWithFSType, File or None");
+  }
+  for (size_t i = 0; i < v.volume_lifecycle_modes.size(); ++i) {
+    const std::string& mode = v.volume_lifecycle_modes[i];
+    if (mode != "Persistent" && mode != "Ephemeral") {
+      d.ErrorAt(LineOf(n, "volumeLifecycleModes"), util::Cat("volumeLifecycleModes[", i, "]"),
+                "\"" + mode + "\" is not Persistent or Ephemeral");
+    }
+  }
+}
+
+void Schema<CSIStorageCapacity>::Check(Decoder& d, const Doc& n, const CSIStorageCapacity& v) {
+  if (v.capacity && v.capacity->Sign() < 0) {
+    d.ErrorAt(LineOf(n, "capacity"), "capacity",
+              "must not be negative; give the storage the driver can still provision there");
+  }
+}
+
 void Schema<Namespace>::Check(Decoder& d, const Doc& n, const Namespace& v) {
   // A namespace's name is a DNS label; CheckMeta reports names that are not even subdomains.
   const Doc* meta = n.Find("metadata");

@@ -96,6 +96,8 @@ std::optional<Object> DecodeOne(Decoder& d, const Doc& doc, std::string_view kin
   if (group == Group::kStorage && version == "v1") {
     if (kind == "StorageClass") return DecodeAs<StorageClass>(d, doc);
     if (kind == "CSINode") return DecodeAs<CSINode>(d, doc);
+    if (kind == "CSIDriver") return DecodeAs<CSIDriver>(d, doc);
+    if (kind == "CSIStorageCapacity") return DecodeAs<CSIStorageCapacity>(d, doc);
   }
   if (group == Group::kScheduling && version == "v1alpha1" && kind == "PodGroup") {
     return DecodeAs<PodGroup>(d, doc);
@@ -113,7 +115,8 @@ bool IsNamespaced(const Object& o) {
   return std::holds_alternative<ResourceClaim>(o) ||
          std::holds_alternative<ResourceClaimTemplate>(o) || std::holds_alternative<Pod>(o) ||
          std::holds_alternative<PodGroup>(o) || std::holds_alternative<Workload>(o) ||
-         std::holds_alternative<PersistentVolumeClaim>(o);
+         std::holds_alternative<PersistentVolumeClaim>(o) ||
+         std::holds_alternative<CSIStorageCapacity>(o);
 }
 
 // Normalizes what every encoder writes: v1 apiVersion and the kind.
@@ -139,7 +142,9 @@ std::string_view KindOf(const Object& o) {
                                                 "PersistentVolume",
                                                 "StorageClass",
                                                 "Namespace",
-                                                "CSINode"};
+                                                "CSINode",
+                                                "CSIDriver",
+                                                "CSIStorageCapacity"};
   return kKinds[o.index()];
 }
 
@@ -240,6 +245,10 @@ Doc EncodeObject(const Object& o) {
           SetTypeMeta(copy, "v1", "Namespace");
         } else if constexpr (std::is_same_v<T, CSINode>) {
           SetTypeMeta(copy, "storage.k8s.io/v1", "CSINode");
+        } else if constexpr (std::is_same_v<T, CSIDriver>) {
+          SetTypeMeta(copy, "storage.k8s.io/v1", "CSIDriver");
+        } else if constexpr (std::is_same_v<T, CSIStorageCapacity>) {
+          SetTypeMeta(copy, "storage.k8s.io/v1", "CSIStorageCapacity");
         } else {
           static constexpr std::string_view kKind =
               std::is_same_v<T, DeviceClass>     ? "DeviceClass"

@@ -19,9 +19,10 @@
 
 namespace gpuplane::api {
 
-using Object = std::variant<DeviceClass, ResourceSlice, ResourceClaim, ResourceClaimTemplate, Pod,
-                            Node, PodGroup, Workload, Queue, PersistentVolumeClaim,
-                            PersistentVolume, StorageClass, Namespace, CSINode>;
+using Object =
+    std::variant<DeviceClass, ResourceSlice, ResourceClaim, ResourceClaimTemplate, Pod, Node,
+                 PodGroup, Workload, Queue, PersistentVolumeClaim, PersistentVolume, StorageClass,
+                 Namespace, CSINode, CSIDriver, CSIStorageCapacity>;
 
 // An object with where it came from.
 struct SourcedObject {

@@ -1,8 +1,9 @@
-// core/v1 PersistentVolumeClaim and PersistentVolume, storage.k8s.io/v1 StorageClass and CSINode:
-// the fields the scheduler reads to place a pod where its volumes can be used (a bound volume's
-// node affinity and CSI driver, an unbound claim's binding mode and its class's allowed
-// topologies, how many volumes of each CSI driver a node may attach); every other field
-// Kubernetes defines is kept in `extra` and written back unchanged.
+// core/v1 PersistentVolumeClaim and PersistentVolume, storage.k8s.io/v1 StorageClass, CSINode,
+// CSIDriver and CSIStorageCapacity: the fields the scheduler reads to place a pod where its
+// volumes can be used (a bound volume's node affinity and CSI driver, an unbound claim's binding
+// mode and its class's allowed topologies, how many volumes of each CSI driver a node may attach,
+// which drivers publish their free storage and how much each topology segment has); every other
+// field Kubernetes defines is kept in `extra` and written back unchanged.
 // Plain value types; copyable; not synchronized.
 #ifndef GPUPLANE_API_STORAGE_TYPES_H_
 #define GPUPLANE_API_STORAGE_TYPES_H_
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "api/meta.h"
+#include "api/quantity.h"
 
 namespace gpuplane::api {
 
@@ -128,6 +130,38 @@ struct CSINode {
   ObjectMeta metadata;
   CSINodeSpec spec;
   bool operator==(const CSINode&) const = default;
+};
+
+// storage.k8s.io/v1 CSIDriver, named as the driver registers itself: whether the scheduler
+// checks the driver's published storage capacity before a volume is provisioned on a node.
+struct CSIDriverSpec {
+  std::optional<bool> storage_capacity;  // unset: false, as the API server defaults it
+  std::string fs_group_policy;           // ReadWriteOnceWithFSType, File or None; "" unset
+  std::vector<std::string> volume_lifecycle_modes;  // Persistent, Ephemeral
+  Passthrough extra;  // attachRequired, podInfoOnMount, tokenRequests, requiresRepublish, ...
+  bool operator==(const CSIDriverSpec&) const = default;
+};
+
+struct CSIDriver {
+  std::string api_version;
+  std::string kind;
+  ObjectMeta metadata;
+  CSIDriverSpec spec;
+  bool operator==(const CSIDriver&) const = default;
+};
+
+// storage.k8s.io/v1 CSIStorageCapacity (namespaced; its fields at the top level): the storage a
+// CSI driver can still provision for a StorageClass on the nodes its nodeTopology selects
+// (unset: none); maximumVolumeSize, when set, is the largest volume it can make there.
+struct CSIStorageCapacity {
+  std::string api_version;
+  std::string kind;
+  ObjectMeta metadata;
+  std::string storage_class_name;
+  std::optional<LabelSelector> node_topology;
+  std::optional<Quantity> capacity;
+  std::optional<Quantity> maximum_volume_size;
+  bool operator==(const CSIStorageCapacity&) const = default;
 };
 
 }  // namespace gpuplane::api

@@ -374,8 +374,8 @@ TEST_F(SchedulerPlaneTest, VolumesDecideTheNodeAndAreProvisionedForIt) {
   ASSERT_TRUE(Eventually([&] { return Condition("later", "PodScheduled").is_object(); }));
   json c = Condition("later", "PodScheduled");
   EXPECT_EQ(c["status"], "False");
-  EXPECT_NE(c["message"].get<std::string>().find("PersistentVolumeClaim " + ns_ +
-                                                 "/later, which does not exist"),
+  EXPECT_NE(c.value("message", std::string())
+                .find("PersistentVolumeClaim " + ns_ + "/later, which does not exist"),
             std::string::npos)
       << c;
   claim("later", sc, "");
@@ -394,7 +394,7 @@ TEST_F(SchedulerPlaneTest, VolumesDecideTheNodeAndAreProvisionedForIt) {
   Pod("solo-2", one, uses("solo"));
   ASSERT_TRUE(Eventually([&] { return Condition("solo-2", "PodScheduled").is_object(); }));
   c = Condition("solo-2", "PodScheduled");
-  EXPECT_NE(c["message"].get<std::string>().find("ReadWriteOncePod"), std::string::npos) << c;
+  EXPECT_NE(c.value("message", std::string()).find("ReadWriteOncePod"), std::string::npos) << c;
   EXPECT_EQ(NodeOf("solo-2"), "");
   (void)client_->Do("DELETE", "/api/v1/namespaces/" + ns_ + "/pods/solo-1?gracePeriodSeconds=0");
   ASSERT_TRUE(Eventually([&] { return !NodeOf("solo-2").empty(); })) << status_ << Describe();
@@ -415,7 +415,7 @@ TEST_F(SchedulerPlaneTest, VolumesDecideTheNodeAndAreProvisionedForIt) {
   EXPECT_EQ(NodeOf("again"), h100);
   ASSERT_TRUE(Eventually([&] { return Condition("more", "PodScheduled").is_object(); }));
   c = Condition("more", "PodScheduled");
-  EXPECT_NE(c["message"].get<std::string>().find("as their CSINode allows"), std::string::npos)
+  EXPECT_NE(c.value("message", std::string()).find("as their CSINode allows"), std::string::npos)
       << c;
   EXPECT_EQ(NodeOf("more"), "");
   (void)client_->Do("DELETE", "/api/v1/namespaces/" + ns_ + "/pods/later?gracePeriodSeconds=0");
@@ -423,12 +423,49 @@ TEST_F(SchedulerPlaneTest, VolumesDecideTheNodeAndAreProvisionedForIt) {
   EXPECT_EQ(NodeOf("more"), h100);
   (void)client_->Do("DELETE", "/apis/storage.k8s.io/v1/csinodes/" + h100);
 
+  // A driver that publishes its free storage: a volume is provisioned only where a
+  // CSIStorageCapacity of the class has room for it. 1Gi left in zone z-h: the 5Gi claim's pod
+  // waits, naming the rule; the driver publishing 10Gi there lets it be bound.
+  const std::string driver = "cap-" + id_ + ".example.com", cap_sc = "cap-" + id_;
+  Create("/apis/storage.k8s.io/v1/csidrivers",
+         {{"metadata", {{"name", driver}}}, {"spec", {{"storageCapacity", true}}}});
+  Create("/apis/storage.k8s.io/v1/storageclasses", {{"metadata", {{"name", cap_sc}}},
+                                                    {"provisioner", driver},
+                                                    {"volumeBindingMode", "WaitForFirstConsumer"}});
+  const std::string capacity_path =
+      "/apis/storage.k8s.io/v1/namespaces/" + ns_ + "/csistoragecapacities";
+  Create(capacity_path, {{"metadata", {{"name", "z-h"}}},
+                         {"storageClassName", cap_sc},
+                         {"nodeTopology", {{"matchLabels", {{"zone", "z-h"}}}}},
+                         {"capacity", "1Gi"}});
+  Create("/api/v1/namespaces/" + ns_ + "/persistentvolumeclaims",
+         {{"metadata", {{"name", "big"}}},
+          {"spec",
+           {{"accessModes", json::array({"ReadWriteOnce"})},
+            {"storageClassName", cap_sc},
+            {"resources", {{"requests", {{"storage", "5Gi"}}}}}}}});
+  Pod("big", one, no_gpu_using("big"));
+  ASSERT_TRUE(Eventually([&] { return Condition("big", "PodScheduled").is_object(); }));
+  c = Condition("big", "PodScheduled");
+  EXPECT_NE(c.value("message", std::string()).find("CSIStorageCapacity"), std::string::npos) << c;
+  EXPECT_EQ(NodeOf("big"), "");
+  absl::StatusOr<Response> published =
+      client_->Do("PATCH", capacity_path + "/z-h", json{{"capacity", "10Gi"}}.dump(),
+                  "application/merge-patch+json");
+  ASSERT_TRUE(published.ok() && published->ok());
+  ASSERT_TRUE(Eventually([&] { return !NodeOf("big").empty(); })) << status_ << Describe();
+  EXPECT_EQ(NodeOf("big"), h100);
+  EXPECT_EQ(selected("big"), h100);
+  (void)client_->Do("DELETE", capacity_path + "/z-h");
+  (void)client_->Do("DELETE", "/apis/storage.k8s.io/v1/csidrivers/" + driver);
+
   // The plane runs no volume controllers: the protection finalizers are cleared by hand.
   const json no_finalizers = {{"metadata", {{"finalizers", nullptr}}}};
   for (const std::string& path :
        {PersistentVolumeClaimPath(ns_, "data"), PersistentVolumeClaimPath(ns_, "scratch"),
         PersistentVolumeClaimPath(ns_, "later"), PersistentVolumeClaimPath(ns_, "nvme"),
         PersistentVolumeClaimPath(ns_, "solo"), PersistentVolumeClaimPath(ns_, "more"),
+        PersistentVolumeClaimPath(ns_, "big"), "/apis/storage.k8s.io/v1/storageclasses/" + cap_sc,
         "/api/v1/persistentvolumes/" + solo, "/api/v1/persistentvolumes/" + pv,
         "/api/v1/persistentvolumes/" + nvme, "/apis/storage.k8s.io/v1/storageclasses/" + sc,
         "/apis/storage.k8s.io/v1/storageclasses/" + nvme}) {

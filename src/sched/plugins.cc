@@ -139,9 +139,10 @@ std::optional<Rule> KubeNodeFilter::Filter(const Snapshot& s, const PodInfo& pod
   for (const api::NodeSelector& volumes : pod.volume_selectors) {
     if (!model::MatchesNodeSelector(volumes, info.name, info.labels)) return Rule::kVolumeNode;
   }
-  if (!pod.volumes_to_bind.empty() &&
-      !ChooseVolumes({&pod}, info.name, info.labels, s.volumes_taken())) {
-    return Rule::kVolumeNode;
+  if (!pod.volumes_to_bind.empty()) {
+    if (std::optional<Rule> r = ChooseVolumes({&pod}, info.name, info.labels, s.volumes_taken())) {
+      return *r;
+    }
   }
   for (const std::string& c : pod.rwop_claims) {
     if (s.ReadWriteOncePodUser(c) != nullptr) return Rule::kVolumeInUse;

@@ -69,6 +69,10 @@ struct VolumeToBind {
   std::vector<const api::PersistentVolume*> candidates;  // smallest first; borrowed
   bool provision = false;
   std::optional<api::NodeSelector> topology;  // the class's allowed topologies
+  // Set when the provisioner's CSIDriver publishes its storage capacity and the claim asks for
+  // storage: the node topologies of the CSIStorageCapacity objects of the class with room for
+  // the claim (borrowed); provisioning needs one that selects the node.
+  std::optional<std::vector<const api::LabelSelector*>> capacity;
 };
 
 struct PodInfo {

@@ -104,6 +104,34 @@ std::vector<const api::PersistentVolume*> Candidates(const VolumeIndex& ix,
   return out;
 }
 
+// The node topologies of the class's CSIStorageCapacity objects with room for a volume of
+// `want` (maximumVolumeSize when set, else capacity; kube's capacitySufficient); nullopt when
+// the provisioner's CSIDriver does not publish capacity (absent, or storageCapacity unset or
+// false) or the claim asks for no storage.
+std::optional<std::vector<const api::LabelSelector*>> CapacityTopologies(
+    const VolumeIndex& ix, const api::StorageClass& sc, const api::PersistentVolumeClaim& claim) {
+  auto driver = ix.drivers.find(sc.provisioner);
+  if (driver == ix.drivers.end() || !driver->second->spec.storage_capacity.value_or(false)) {
+    return std::nullopt;
+  }
+  const api::Doc* resources = Member(claim.spec.extra, "resources");
+  const api::Doc* requests =
+      resources != nullptr && resources->is_map() ? resources->Find("requests") : nullptr;
+  if (requests == nullptr || !requests->is_map() || requests->Find("storage") == nullptr) {
+    return std::nullopt;
+  }
+  const api::Quantity want = Storage(requests);
+  std::vector<const api::LabelSelector*> out;
+  auto of_class = ix.capacities.find(sc.metadata.name);
+  if (of_class == ix.capacities.end()) return out;
+  for (const api::CSIStorageCapacity* c : of_class->second) {
+    const std::optional<api::Quantity>& limit =
+        c->maximum_volume_size ? c->maximum_volume_size : c->capacity;
+    if (limit && *limit >= want && c->node_topology) out.push_back(&*c->node_topology);
+  }
+  return out;
+}
+
 bool Reaches(const api::PersistentVolume& pv, const std::string& name,
              const std::map<std::string, std::string>& labels) {
   const std::optional<api::VolumeNodeAffinity>& a = pv.spec.node_affinity;
@@ -139,6 +167,7 @@ std::optional<Status> BindLater(const VolumeIndex& ix, const api::PersistentVolu
                   claim.spec.selector ? ", selector" : "", "); the pod waits for one"));
   }
   if (!sc.allowed_topologies.empty()) bind.topology = SelectorOf(sc.allowed_topologies);
+  if (bind.provision) bind.capacity = CapacityTopologies(ix, sc, claim);
   p.volumes_to_bind.push_back(std::move(bind));
   return std::nullopt;
 }
@@ -159,6 +188,12 @@ void VolumeIndex::Add(const api::Object& o) {
     }
   } else if (const auto* sc = std::get_if<api::StorageClass>(&o)) {
     classes.try_emplace(sc->metadata.name, sc);
+  } else if (const auto* d = std::get_if<api::CSIDriver>(&o)) {
+    drivers.try_emplace(d->metadata.name, d);
+  } else if (const auto* c = std::get_if<api::CSIStorageCapacity>(&o)) {
+    if (capacity_names.insert(c->metadata.namespace_name + "/" + c->metadata.name).second) {
+      capacities[c->storage_class_name].push_back(c);
+    }
   }
 }
 
@@ -273,10 +308,10 @@ void ResolveVolumes(const VolumeIndex& ix, std::string_view where, PodInfo& p) {
   }
 }
 
-bool ChooseVolumes(const std::vector<const PodInfo*>& pods, const std::string& name,
-                   const std::map<std::string, std::string>& labels,
-                   const std::set<std::string>& taken,
-                   std::vector<std::vector<VolumeChoice>>* out) {
+std::optional<Rule> ChooseVolumes(const std::vector<const PodInfo*>& pods, const std::string& name,
+                                  const std::map<std::string, std::string>& labels,
+                                  const std::set<std::string>& taken,
+                                  std::vector<std::vector<VolumeChoice>>* out) {
   std::set<std::string> mine;  // chosen here for earlier claims
   if (out != nullptr) out->assign(pods.size(), {});
   for (size_t i = 0; i < pods.size(); ++i) {
@@ -289,16 +324,23 @@ bool ChooseVolumes(const std::vector<const PodInfo*>& pods, const std::string& n
           break;
         }
       }
-      if (pick == nullptr && (!b.provision || (b.topology && !model::MatchesNodeSelector(
-                                                                 *b.topology, name, labels)))) {
-        return false;
+      if (pick == nullptr) {
+        if (!b.provision ||
+            (b.topology && !model::MatchesNodeSelector(*b.topology, name, labels))) {
+          return Rule::kVolumeNode;
+        }
+        if (b.capacity &&
+            std::none_of(b.capacity->begin(), b.capacity->end(),
+                         [&](const api::LabelSelector* s) { return MatchesLabels(*s, labels); })) {
+          return Rule::kVolumeCapacity;
+        }
       }
       std::string volume = pick != nullptr ? pick->metadata.name : "";
       if (pick != nullptr) mine.insert(volume);
       if (out != nullptr) (*out)[i].push_back({b.claim, b.uid, std::move(volume)});
     }
   }
-  return true;
+  return std::nullopt;
 }
 
 }  // namespace gpuplane::sched

@@ -9,13 +9,18 @@
 // for the node when its class has a provisioner whose allowed topologies match the node (the
 // scheduler writes `volume.kubernetes.io/selected-node` before binding the pod); a claim
 // already given a node by that annotation keeps the pod on that node; a claim's `spec.selector`
-// limits the volumes it may be given to those whose labels match it. A ReadWriteOncePod claim is
+// limits the volumes it may be given to those whose labels match it. A volume is provisioned for
+// a node only where the provisioner's CSIDriver, if it publishes storage capacity
+// (spec.storageCapacity), has a CSIStorageCapacity of the claim's class whose nodeTopology
+// selects the node and whose maximumVolumeSize (else capacity) holds the claim's storage
+// request, as kube's VolumeBinding checks it. A ReadWriteOncePod claim is
 // used by one pod at a time (ReadWriteOncePodClaims; the filters check the snapshot's users).
 // Pure functions over borrowed objects; not synchronized.
 #ifndef GPUPLANE_SCHED_POD_VOLUMES_H_
 #define GPUPLANE_SCHED_POD_VOLUMES_H_
 
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -25,6 +30,7 @@
 #include "api/object.h"
 #include "sched/pod_set.h"
 #include "sched/snapshot.h"
+#include "sched/status.h"
 
 namespace gpuplane::sched {
 
@@ -37,6 +43,10 @@ struct VolumeIndex {
   std::map<std::string, std::vector<std::pair<api::Quantity, const api::PersistentVolume*>>>
       free_by_class;
   std::map<std::string, const api::PersistentVolume*> reserved;  // by spec.claimRef "ns/name"
+  std::map<std::string, const api::CSIDriver*> drivers;          // name
+  // CSIStorageCapacity objects by storage class, each once (by "ns/name" in capacity_names).
+  std::map<std::string, std::vector<const api::CSIStorageCapacity*>> capacities;
+  std::set<std::string> capacity_names;
   // The first object of a name counts (a file given as both cluster and work is read twice).
   void Add(const api::Object& o);
 };
@@ -57,13 +67,14 @@ std::vector<std::string> ReadWriteOncePodClaims(const VolumeIndex& ix, const api
 std::vector<CsiVolume> CsiVolumesOf(const VolumeIndex& ix, const api::Pod& pod);
 
 // Chooses on the node (`name`, `labels`) a volume for every claim in `pods`' volumes_to_bind,
-// in order, each volume for one claim and none of those in `taken`; false when some claim has
-// neither a free candidate there nor a provisioner that reaches the node. `out`, when given,
-// gets each pod's choices.
-bool ChooseVolumes(const std::vector<const PodInfo*>& pods, const std::string& name,
-                   const std::map<std::string, std::string>& labels,
-                   const std::set<std::string>& taken,
-                   std::vector<std::vector<VolumeChoice>>* out = nullptr);
+// in order, each volume for one claim and none of those in `taken`; nullopt when every claim
+// has one, else the rule of the first claim that has neither a free candidate there nor a
+// provisioner that reaches the node (kVolumeNode) with storage capacity there
+// (kVolumeCapacity). `out`, when given, gets each pod's choices.
+std::optional<Rule> ChooseVolumes(const std::vector<const PodInfo*>& pods, const std::string& name,
+                                  const std::map<std::string, std::string>& labels,
+                                  const std::set<std::string>& taken,
+                                  std::vector<std::vector<VolumeChoice>>* out = nullptr);
 
 }  // namespace gpuplane::sched
 

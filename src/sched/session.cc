@@ -335,8 +335,9 @@ std::optional<Rule> Session::FilterGroup(const std::vector<size_t>& pods, model:
   }
   if (binds && group > 1) {  // one volume for one claim: the members' claims together
     const model::NodeInfo& info = snap_.inventory().nodes()[node];
-    if (!ChooseVolumes(Members(pods), info.name, info.labels, snap_.volumes_taken())) {
-      return Rule::kVolumeNode;
+    if (std::optional<Rule> r =
+            ChooseVolumes(Members(pods), info.name, info.labels, snap_.volumes_taken())) {
+      return *r;
     }
   }
   if ((facts.cpu_allocatable >= 0 && cpu > facts.cpu_allocatable - facts.cpu_requested) ||
@@ -424,7 +425,7 @@ Status Session::Commit(const std::vector<size_t>& pods, model::NodeId node,
   for (size_t p : pods) binds = binds || !pods_.pods[p].volumes_to_bind.empty();
   const model::NodeInfo& info = snap_.inventory().nodes()[node];
   if (binds &&
-      !ChooseVolumes(Members(pods), info.name, info.labels, snap_.volumes_taken(), &volumes)) {
+      ChooseVolumes(Members(pods), info.name, info.labels, snap_.volumes_taken(), &volumes)) {
     return Status::Of(Code::kError, Stage::kNodes, "the pods' volumes no longer fit the node");
   }
   const NodeFacts& facts = snap_.node(node);

@@ -28,6 +28,8 @@ std::string RuleText(Rule r, const Status& s) {
     case Rule::kVolumeNode:
       return "cannot reach the pod's volumes (node affinity, class topologies or no free "
              "PersistentVolume)";
+    case Rule::kVolumeCapacity:
+      return "have no CSIStorageCapacity of the claim's StorageClass with room for its volume";
     case Rule::kVolumeInUse:
       return "are unavailable: a ReadWriteOncePod PersistentVolumeClaim of the pod is in use by "
              "another pod";
@@ -79,6 +81,7 @@ bool Permanent(Rule r) {
     case Rule::kNodeSelector:
     case Rule::kNodeAffinity:
     case Rule::kVolumeNode:
+    case Rule::kVolumeCapacity:
     case Rule::kNodeTooSmall:
     case Rule::kNoMatchingDevice:
     case Rule::kTooFewMatching:
@@ -151,6 +154,11 @@ std::string Hint(const Status& s) {
     }
     if (s.rule_nodes[static_cast<size_t>(Rule::kNodeTaint)] > 0) {
       return util::Cat("a node without taint ", s.taint, ", or a toleration for it");
+    }
+    if (s.rule_nodes[static_cast<size_t>(Rule::kVolumeCapacity)] > 0) {
+      return "free storage of the claim's StorageClass on a node: its CSI driver publishes "
+             "it in CSIStorageCapacity objects as storage is freed or added; or a smaller "
+             "storage request";
     }
     return "no node will ever fit as the cluster is: change the pod, its claims or the cluster";
   }

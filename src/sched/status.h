@@ -35,6 +35,7 @@ enum class Rule : uint8_t {
   kNodeSelector,       // the pod's nodeSelector
   kNodeAffinity,       // the pod's required node affinity
   kVolumeNode,         // its volumes: node affinity, class topologies, no free volume there
+  kVolumeCapacity,     // no CSIStorageCapacity there with room for a volume to provision
   kVolumeInUse,        // a ReadWriteOncePod claim of the pod is used by a placed pod
   kNodeTooSmall,       // CPU, memory or other requests above the node's allocatable
   kNodeResources,      // CPU, memory, other resources or allocatable pods in use by other pods

@@ -994,6 +994,42 @@ struct Schema<CSINode> {
   static constexpr auto kFields = std::tuple{GPUPLANE_OBJECT_FIELDS(CSINode, true)};
 };
 
+template <>
+struct Schema<CSIDriverSpec> {
+  static constexpr auto kFields =
+      std::tuple{F("storageCapacity", &CSIDriverSpec::storage_capacity),
+                 F("fsGroupPolicy", &CSIDriverSpec::fs_group_policy),
+                 F("volumeLifecycleModes", &CSIDriverSpec::volume_lifecycle_modes)};
+  static constexpr std::array<std::string_view, 7> kPassthrough = {
+      "attachRequired",
+      "podInfoOnMount",
+      "tokenRequests",
+      "requiresRepublish",
+      "seLinuxMount",
+      "nodeAllocatableUpdatePeriodSeconds",
+      "serviceAccountTokenInSecrets"};
+  static void Check(Decoder& d, const Doc& n, const CSIDriverSpec& v);
+};
+
+template <>
+struct Schema<CSIDriver> {
+  static constexpr auto kFields = std::tuple{GPUPLANE_OBJECT_FIELDS(CSIDriver, false)};
+};
+
+// A CSIStorageCapacity has no spec: its fields are at the top level.
+template <>
+struct Schema<CSIStorageCapacity> {
+  static constexpr auto kFields =
+      std::tuple{F("apiVersion", &CSIStorageCapacity::api_version),
+                 F("kind", &CSIStorageCapacity::kind),
+                 F("metadata", &CSIStorageCapacity::metadata),
+                 F("storageClassName", &CSIStorageCapacity::storage_class_name, kRequiredSubdomain),
+                 F("nodeTopology", &CSIStorageCapacity::node_topology),
+                 F("capacity", &CSIStorageCapacity::capacity),
+                 F("maximumVolumeSize", &CSIStorageCapacity::maximum_volume_size)};
+  static void Check(Decoder& d, const Doc& n, const CSIStorageCapacity& v);
+};
+
 // ---- gpuplane.io/v1alpha1 ----
 
 template <>
