@@ -19,6 +19,11 @@
                                                volumes of ebs.csi.aws.com, and N pending one-GPU
                                                pods, each with its own claim bound to a CSI
                                                PersistentVolume of that driver
+  sched_bench_inputs.py capacity NODES N FULL FILE  a CSI driver publishing one
+                                               CSIStorageCapacity per node (the first FULL of
+                                               the NODES h100 nodes too small), and N pending
+                                               one-GPU pods each with its own unbound
+                                               WaitForFirstConsumer 500Gi claim of its class
   sched_bench_inputs.py spread N APPS FILE     the same in APPS apps, each pod with required
                                                anti-affinity to its app by host and a
                                                DoNotSchedule spread over hosts
@@ -213,6 +218,54 @@ spec:
 """)
 
 
+def capacity(nodes, n, full, out):
+    """A CSI driver publishing its free storage, one CSIStorageCapacity per node (the first FULL
+    of the NODES h100 nodes with too little left), and N one-GPU pods each with its own
+    unbound WaitForFirstConsumer claim of the driver's class."""
+    out.write("""---
+apiVersion: storage.k8s.io/v1
+kind: CSIDriver
+metadata: {name: local.csi.example.com}
+spec: {storageCapacity: true}
+---
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata: {name: local-nvme}
+provisioner: local.csi.example.com
+volumeBindingMode: WaitForFirstConsumer
+""")
+    for i in range(nodes):
+        left = "100Gi" if i < full else "3000Gi"
+        out.write(f"""---
+apiVersion: storage.k8s.io/v1
+kind: CSIStorageCapacity
+metadata: {{name: h100-{i}-local-nvme, namespace: kube-system}}
+storageClassName: local-nvme
+nodeTopology: {{matchLabels: {{kubernetes.io/hostname: h100-{i}}}}}
+capacity: {left}
+""")
+    out.write(TEMPLATE)
+    for i in range(n):
+        out.write(f"""---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {{name: data{i}, namespace: bench}}
+spec:
+  accessModes: [ReadWriteOnce]
+  storageClassName: local-nvme
+  resources: {{requests: {{storage: 500Gi}}}}
+status: {{phase: Pending}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {{name: p{i}, namespace: bench}}
+spec:
+  resourceClaims: [{{name: gpu, resourceClaimTemplateName: one-gpu}}]
+  volumes: [{{name: data, persistentVolumeClaim: {{claimName: data{i}}}}}]
+  containers: [{{name: c}}]
+""")
+
+
 def spread(n, apps, out, soft=False):
     """N pending one-GPU pods in `apps` apps, each pod spread over hosts (maxSkew 1) and kept
     off hosts holding a pod of its app: required anti-affinity and DoNotSchedule, or with
@@ -336,6 +389,8 @@ def main(argv):
             extended(int(args[0]), out)
         elif kind == "volumes":
             volumes(int(args[0]), int(args[1]), int(args[2]), out)
+        elif kind == "capacity":
+            capacity(int(args[0]), int(args[1]), int(args[2]), out)
         elif kind == "spread":
             spread(int(args[0]), int(args[1]), out)
         elif kind == "prefer":

@@ -30,6 +30,7 @@
 #include "sched/host_ports.h"
 #include "sched/pod_topology.h"
 #include "sched/status.h"
+#include "sched/storage_capacity.h"
 #include "sched/volume_limits.h"
 
 namespace gpuplane::sched {
@@ -70,9 +71,10 @@ struct VolumeToBind {
   bool provision = false;
   std::optional<api::NodeSelector> topology;  // the class's allowed topologies
   // Set when the provisioner's CSIDriver publishes its storage capacity and the claim asks for
-  // storage: the node topologies of the CSIStorageCapacity objects of the class with room for
-  // the claim (borrowed); provisioning needs one that selects the node.
-  std::optional<std::vector<const api::LabelSelector*>> capacity;
+  // storage (`storage`): the class's CSIStorageCapacity objects, one of which must select the
+  // node with room for it to be provisioned there.
+  std::shared_ptr<const StorageCapacities> capacity;
+  api::Quantity storage;
 };
 
 struct PodInfo {

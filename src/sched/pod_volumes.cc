@@ -49,6 +49,17 @@ api::Quantity Storage(const api::Doc* resources) {
   return q.ok() ? *q : api::Quantity();
 }
 
+// The claim's spec.resources.requests.storage; nullopt when it asks none.
+std::optional<api::Quantity> RequestedStorage(const api::PersistentVolumeClaim& claim) {
+  const api::Doc* resources = Member(claim.spec.extra, "resources");
+  const api::Doc* requests =
+      resources != nullptr && resources->is_map() ? resources->Find("requests") : nullptr;
+  if (requests == nullptr || !requests->is_map() || requests->Find("storage") == nullptr) {
+    return std::nullopt;
+  }
+  return Storage(requests);
+}
+
 std::set<std::string> Modes(const api::Doc* list) {
   std::set<std::string> out;
   if (list == nullptr || !list->is_seq()) return out;
@@ -81,9 +92,7 @@ std::vector<const api::PersistentVolume*> Candidates(const VolumeIndex& ix,
   }
   auto free = ix.free_by_class.find(class_name);
   if (free == ix.free_by_class.end()) return {};
-  const api::Doc* resources = Member(claim.spec.extra, "resources");
-  const api::Quantity want =
-      Storage(resources != nullptr && resources->is_map() ? resources->Find("requests") : nullptr);
+  const api::Quantity want = RequestedStorage(claim).value_or(api::Quantity());
   const std::set<std::string> modes = Modes(Member(claim.spec.extra, "accessModes"));
   std::vector<std::pair<api::Quantity, const api::PersistentVolume*>> found;
   for (const auto& [size, pv] : free->second) {
@@ -104,32 +113,18 @@ std::vector<const api::PersistentVolume*> Candidates(const VolumeIndex& ix,
   return out;
 }
 
-// The node topologies of the class's CSIStorageCapacity objects with room for a volume of
-// `want` (maximumVolumeSize when set, else capacity; kube's capacitySufficient); nullopt when
-// the provisioner's CSIDriver does not publish capacity (absent, or storageCapacity unset or
-// false) or the claim asks for no storage.
-std::optional<std::vector<const api::LabelSelector*>> CapacityTopologies(
-    const VolumeIndex& ix, const api::StorageClass& sc, const api::PersistentVolumeClaim& claim) {
+// Sets `bind`'s storage capacity check when the provisioner's CSIDriver publishes capacity
+// and the claim asks for storage.
+void CheckCapacity(const VolumeIndex& ix, const api::StorageClass& sc,
+                   const api::PersistentVolumeClaim& claim, VolumeToBind& bind) {
   auto driver = ix.drivers.find(sc.provisioner);
-  if (driver == ix.drivers.end() || !driver->second->spec.storage_capacity.value_or(false)) {
-    return std::nullopt;
-  }
-  const api::Doc* resources = Member(claim.spec.extra, "resources");
-  const api::Doc* requests =
-      resources != nullptr && resources->is_map() ? resources->Find("requests") : nullptr;
-  if (requests == nullptr || !requests->is_map() || requests->Find("storage") == nullptr) {
-    return std::nullopt;
-  }
-  const api::Quantity want = Storage(requests);
-  std::vector<const api::LabelSelector*> out;
+  if (!PublishesCapacity(driver == ix.drivers.end() ? nullptr : driver->second)) return;
+  std::optional<api::Quantity> want = RequestedStorage(claim);
+  if (!want) return;
+  bind.storage = *want;
   auto of_class = ix.capacities.find(sc.metadata.name);
-  if (of_class == ix.capacities.end()) return out;
-  for (const api::CSIStorageCapacity* c : of_class->second) {
-    const std::optional<api::Quantity>& limit =
-        c->maximum_volume_size ? c->maximum_volume_size : c->capacity;
-    if (limit && *limit >= want && c->node_topology) out.push_back(&*c->node_topology);
-  }
-  return out;
+  static const auto kNone = std::make_shared<const StorageCapacities>();
+  bind.capacity = of_class != ix.capacities.end() ? of_class->second : kNone;
 }
 
 bool Reaches(const api::PersistentVolume& pv, const std::string& name,
@@ -167,7 +162,7 @@ std::optional<Status> BindLater(const VolumeIndex& ix, const api::PersistentVolu
                   claim.spec.selector ? ", selector" : "", "); the pod waits for one"));
   }
   if (!sc.allowed_topologies.empty()) bind.topology = SelectorOf(sc.allowed_topologies);
-  if (bind.provision) bind.capacity = CapacityTopologies(ix, sc, claim);
+  if (bind.provision) CheckCapacity(ix, sc, claim, bind);
   p.volumes_to_bind.push_back(std::move(bind));
   return std::nullopt;
 }
@@ -192,7 +187,9 @@ void VolumeIndex::Add(const api::Object& o) {
     drivers.try_emplace(d->metadata.name, d);
   } else if (const auto* c = std::get_if<api::CSIStorageCapacity>(&o)) {
     if (capacity_names.insert(c->metadata.namespace_name + "/" + c->metadata.name).second) {
-      capacities[c->storage_class_name].push_back(c);
+      std::shared_ptr<StorageCapacities>& of_class = capacities[c->storage_class_name];
+      if (!of_class) of_class = std::make_shared<StorageCapacities>();
+      of_class->Add(*c);
     }
   }
 }
@@ -329,11 +326,7 @@ std::optional<Rule> ChooseVolumes(const std::vector<const PodInfo*>& pods, const
             (b.topology && !model::MatchesNodeSelector(*b.topology, name, labels))) {
           return Rule::kVolumeNode;
         }
-        if (b.capacity &&
-            std::none_of(b.capacity->begin(), b.capacity->end(),
-                         [&](const api::LabelSelector* s) { return MatchesLabels(*s, labels); })) {
-          return Rule::kVolumeCapacity;
-        }
+        if (b.capacity && !b.capacity->HasRoom(labels, b.storage)) return Rule::kVolumeCapacity;
       }
       std::string volume = pick != nullptr ? pick->metadata.name : "";
       if (pick != nullptr) mine.insert(volume);

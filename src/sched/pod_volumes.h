@@ -20,6 +20,7 @@
 #define GPUPLANE_SCHED_POD_VOLUMES_H_
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -31,6 +32,7 @@
 #include "sched/pod_set.h"
 #include "sched/snapshot.h"
 #include "sched/status.h"
+#include "sched/storage_capacity.h"
 
 namespace gpuplane::sched {
 
@@ -45,7 +47,7 @@ struct VolumeIndex {
   std::map<std::string, const api::PersistentVolume*> reserved;  // by spec.claimRef "ns/name"
   std::map<std::string, const api::CSIDriver*> drivers;          // name
   // CSIStorageCapacity objects by storage class, each once (by "ns/name" in capacity_names).
-  std::map<std::string, std::vector<const api::CSIStorageCapacity*>> capacities;
+  std::map<std::string, std::shared_ptr<StorageCapacities>> capacities;
   std::set<std::string> capacity_names;
   // The first object of a name counts (a file given as both cluster and work is read twice).
   void Add(const api::Object& o);
