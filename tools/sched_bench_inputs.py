@@ -175,6 +175,19 @@ spec:
 """)
 
 
+def pod_using(claim, i):
+    """Pending one-GPU pod p<i> with a volume of PersistentVolumeClaim `claim`."""
+    return f"""---
+apiVersion: v1
+kind: Pod
+metadata: {{name: p{i}, namespace: bench}}
+spec:
+  resourceClaims: [{{name: gpu, resourceClaimTemplateName: one-gpu}}]
+  volumes: [{{name: data, persistentVolumeClaim: {{claimName: {claim}}}}}]
+  containers: [{{name: c}}]
+"""
+
+
 def volumes(nodes, n, limit, out):
     """CSI volume limits on every node, and N one-GPU pods with a CSI volume each."""
     for i in range(nodes):
@@ -207,15 +220,7 @@ spec:
   volumeName: pv{i}
   resources: {{requests: {{storage: 100Gi}}}}
 status: {{phase: Bound}}
----
-apiVersion: v1
-kind: Pod
-metadata: {{name: p{i}, namespace: bench}}
-spec:
-  resourceClaims: [{{name: gpu, resourceClaimTemplateName: one-gpu}}]
-  volumes: [{{name: data, persistentVolumeClaim: {{claimName: data{i}}}}}]
-  containers: [{{name: c}}]
-""")
+""" + pod_using(f"data{i}", i))
 
 
 def capacity(nodes, n, full, out):
@@ -255,15 +260,7 @@ spec:
   storageClassName: local-nvme
   resources: {{requests: {{storage: 500Gi}}}}
 status: {{phase: Pending}}
----
-apiVersion: v1
-kind: Pod
-metadata: {{name: p{i}, namespace: bench}}
-spec:
-  resourceClaims: [{{name: gpu, resourceClaimTemplateName: one-gpu}}]
-  volumes: [{{name: data, persistentVolumeClaim: {{claimName: data{i}}}}}]
-  containers: [{{name: c}}]
-""")
+""" + pod_using(f"data{i}", i))
 
 
 def spread(n, apps, out, soft=False):

@@ -70,9 +70,9 @@ std::vector<CsiVolume> CsiVolumesOf(const VolumeIndex& ix, const api::Pod& pod);
 
 // Chooses on the node (`name`, `labels`) a volume for every claim in `pods`' volumes_to_bind,
 // in order, each volume for one claim and none of those in `taken`; nullopt when every claim
-// has one, else the rule of the first claim that has neither a free candidate there nor a
-// provisioner that reaches the node (kVolumeNode) with storage capacity there
-// (kVolumeCapacity). `out`, when given, gets each pod's choices.
+// has one, else the rule of the first claim that has no free candidate there and whose
+// provisioner does not reach the node (kVolumeNode) or has no storage capacity published
+// there (kVolumeCapacity). `out`, when given, gets each pod's choices.
 std::optional<Rule> ChooseVolumes(const std::vector<const PodInfo*>& pods, const std::string& name,
                                   const std::map<std::string, std::string>& labels,
                                   const std::set<std::string>& taken,
