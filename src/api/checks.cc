@@ -562,6 +562,14 @@ void Schema<CSIDriverSpec>::Check(Decoder& d, const Doc& n, const CSIDriverSpec&
                 "\"" + mode + "\" is not Persistent or Ephemeral");
     }
   }
+  constexpr int64_t kMinPeriod = 10;
+  if (v.node_allocatable_update_period_seconds &&
+      *v.node_allocatable_update_period_seconds < kMinPeriod) {
+    d.ErrorAt(LineOf(n, "nodeAllocatableUpdatePeriodSeconds"), "nodeAllocatableUpdatePeriodSeconds",
+              util::Cat(*v.node_allocatable_update_period_seconds, " is below the minimum of ",
+                        kMinPeriod, " seconds; give ", kMinPeriod,
+                        " or more, or leave it out for no periodic update of the node's limits"));
+  }
 }
 
 void Schema<CSIStorageCapacity>::Check(Decoder& d, const Doc& n, const CSIStorageCapacity& v) {

@@ -137,7 +137,8 @@ struct CSINode {
 struct CSIDriverSpec {
   std::optional<bool> storage_capacity;  // unset: false, as the API server defaults it
   std::string fs_group_policy;           // ReadWriteOnceWithFSType, File or None; "" unset
-  std::vector<std::string> volume_lifecycle_modes;  // Persistent, Ephemeral
+  std::vector<std::string> volume_lifecycle_modes;                // Persistent, Ephemeral
+  std::optional<int64_t> node_allocatable_update_period_seconds;  // at least 10
   Passthrough extra;  // attachRequired, podInfoOnMount, tokenRequests, requiresRepublish, ...
   bool operator==(const CSIDriverSpec&) const = default;
 };

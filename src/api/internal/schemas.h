@@ -999,15 +999,12 @@ struct Schema<CSIDriverSpec> {
   static constexpr auto kFields =
       std::tuple{F("storageCapacity", &CSIDriverSpec::storage_capacity),
                  F("fsGroupPolicy", &CSIDriverSpec::fs_group_policy),
-                 F("volumeLifecycleModes", &CSIDriverSpec::volume_lifecycle_modes)};
-  static constexpr std::array<std::string_view, 7> kPassthrough = {
-      "attachRequired",
-      "podInfoOnMount",
-      "tokenRequests",
-      "requiresRepublish",
-      "seLinuxMount",
-      "nodeAllocatableUpdatePeriodSeconds",
-      "serviceAccountTokenInSecrets"};
+                 F("volumeLifecycleModes", &CSIDriverSpec::volume_lifecycle_modes),
+                 F("nodeAllocatableUpdatePeriodSeconds",
+                   &CSIDriverSpec::node_allocatable_update_period_seconds)};
+  static constexpr std::array<std::string_view, 6> kPassthrough = {
+      "attachRequired",    "podInfoOnMount", "tokenRequests",
+      "requiresRepublish", "seLinuxMount",   "serviceAccountTokenInSecrets"};
   static void Check(Decoder& d, const Doc& n, const CSIDriverSpec& v);
 };
 
