@@ -80,7 +80,7 @@ constexpr KindSpec kKinds[] = {
     // How many volumes of each CSI driver a node may attach (sched/volume_limits.h).
     {"/apis/storage.k8s.io/v1/csinodes", "storage.k8s.io/v1", "CSINodeList"},
     // Which drivers publish their free storage, and how much each node reaches
-    // (sched/pod_volumes.h).
+    // (sched/pod_volumes.h, sched/storage_capacity.h).
     {"/apis/storage.k8s.io/v1/csidrivers", "storage.k8s.io/v1", "CSIDriverList"},
     {"/apis/storage.k8s.io/v1/csistoragecapacities", "storage.k8s.io/v1", "CSIStorageCapacityList"},
     // The labels pod affinity terms' namespaceSelectors read (sched/pod_topology.h).

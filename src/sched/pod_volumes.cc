@@ -77,11 +77,12 @@ std::string VolumeMode(const api::Passthrough& spec) {
 // Volumes the claim may be bound to, smallest first: the one already reserved for it (claimRef),
 // else Available volumes of its class with room, the access modes and the volume mode it asks,
 // and the labels its selector asks (kube's FindMatchingVolume).
-// `reserved`: the claim has its volume already (the only candidate).
+// `want`: the claim's storage request. `reserved`: the claim has its volume already (the only
+// candidate).
 std::vector<const api::PersistentVolume*> Candidates(const VolumeIndex& ix,
                                                      const api::PersistentVolumeClaim& claim,
                                                      const std::string& class_name,
-                                                     bool& reserved) {
+                                                     const api::Quantity& want, bool& reserved) {
   auto held = ix.reserved.find(claim.metadata.namespace_name + "/" + claim.metadata.name);
   if (held != ix.reserved.end()) {
     const std::string uid = Text(Member(held->second->spec.extra, "claimRef"), "uid");
@@ -92,7 +93,6 @@ std::vector<const api::PersistentVolume*> Candidates(const VolumeIndex& ix,
   }
   auto free = ix.free_by_class.find(class_name);
   if (free == ix.free_by_class.end()) return {};
-  const api::Quantity want = RequestedStorage(claim).value_or(api::Quantity());
   const std::set<std::string> modes = Modes(Member(claim.spec.extra, "accessModes"));
   std::vector<std::pair<api::Quantity, const api::PersistentVolume*>> found;
   for (const auto& [size, pv] : free->second) {
@@ -114,13 +114,12 @@ std::vector<const api::PersistentVolume*> Candidates(const VolumeIndex& ix,
 }
 
 // Sets `bind`'s storage capacity check when the provisioner's CSIDriver publishes capacity
-// and the claim asks for storage.
+// and the claim asks for storage (`want`).
 void CheckCapacity(const VolumeIndex& ix, const api::StorageClass& sc,
-                   const api::PersistentVolumeClaim& claim, VolumeToBind& bind) {
+                   const std::optional<api::Quantity>& want, VolumeToBind& bind) {
+  if (!want) return;
   auto driver = ix.drivers.find(sc.provisioner);
   if (!PublishesCapacity(driver == ix.drivers.end() ? nullptr : driver->second)) return;
-  std::optional<api::Quantity> want = RequestedStorage(claim);
-  if (!want) return;
   bind.storage = *want;
   auto of_class = ix.capacities.find(sc.metadata.name);
   static const auto kNone = std::make_shared<const StorageCapacities>();
@@ -151,8 +150,11 @@ std::optional<Status> BindLater(const VolumeIndex& ix, const api::PersistentVolu
     if (b.claim == key) return std::nullopt;  // two volumes of the pod name one claim
   }
   bool reserved = false;
-  VolumeToBind bind{key, claim.metadata.uid, Candidates(ix, claim, sc.metadata.name, reserved),
-                    !reserved && sc.provisioner != kNoProvisioner, std::nullopt};
+  const std::optional<api::Quantity> want = RequestedStorage(claim);
+  VolumeToBind bind{
+      key, claim.metadata.uid,
+      Candidates(ix, claim, sc.metadata.name, want.value_or(api::Quantity()), reserved),
+      !reserved && sc.provisioner != kNoProvisioner, std::nullopt};
   if (bind.candidates.empty() && !bind.provision) {
     return Status::Of(
         Code::kUnschedulable, Stage::kInput,
@@ -162,7 +164,7 @@ std::optional<Status> BindLater(const VolumeIndex& ix, const api::PersistentVolu
                   claim.spec.selector ? ", selector" : "", "); the pod waits for one"));
   }
   if (!sc.allowed_topologies.empty()) bind.topology = SelectorOf(sc.allowed_topologies);
-  if (bind.provision) CheckCapacity(ix, sc, claim, bind);
+  if (bind.provision) CheckCapacity(ix, sc, want, bind);
   p.volumes_to_bind.push_back(std::move(bind));
   return std::nullopt;
 }

@@ -424,8 +424,10 @@ Status Session::Commit(const std::vector<size_t>& pods, model::NodeId node,
   bool binds = false;
   for (size_t p : pods) binds = binds || !pods_.pods[p].volumes_to_bind.empty();
   const model::NodeInfo& info = snap_.inventory().nodes()[node];
-  if (binds &&
-      ChooseVolumes(Members(pods), info.name, info.labels, snap_.volumes_taken(), &volumes)) {
+  const std::optional<Rule> no_room =
+      binds ? ChooseVolumes(Members(pods), info.name, info.labels, snap_.volumes_taken(), &volumes)
+            : std::nullopt;
+  if (no_room.has_value()) {
     return Status::Of(Code::kError, Stage::kNodes, "the pods' volumes no longer fit the node");
   }
   const NodeFacts& facts = snap_.node(node);
