@@ -579,6 +579,23 @@ void Schema<CSIStorageCapacity>::Check(Decoder& d, const Doc& n, const CSIStorag
   }
 }
 
+void Schema<VolumeAttachmentSource>::Check(Decoder& d, const Doc& n,
+                                           const VolumeAttachmentSource& v) {
+  ExactlyOne(d, n,
+             CountSet({v.persistent_volume_name.has_value(), v.extra.contains("inlineVolumeSpec")}),
+             "persistentVolumeName, inlineVolumeSpec");
+  if (!v.persistent_volume_name) return;
+  if (std::string problem = CheckDnsSubdomain(*v.persistent_volume_name); !problem.empty()) {
+    d.ErrorAt(
+        LineOf(n, "persistentVolumeName"), "persistentVolumeName",
+        util::Cat("\"", *v.persistent_volume_name, "\" is not a PersistentVolume name: ", problem));
+  }
+}
+
+void Schema<VolumeAttachmentSpec>::Check(Decoder& d, const Doc& n, const VolumeAttachmentSpec& v) {
+  CheckCsiDriver(d, LineOf(n, "attacher"), "attacher", v.attacher);
+}
+
 void Schema<Namespace>::Check(Decoder& d, const Doc& n, const Namespace& v) {
   // A namespace's name is a DNS label; CheckMeta reports names that are not even subdomains.
   const Doc* meta = n.Find("metadata");

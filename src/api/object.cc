@@ -98,6 +98,7 @@ std::optional<Object> DecodeOne(Decoder& d, const Doc& doc, std::string_view kin
     if (kind == "CSINode") return DecodeAs<CSINode>(d, doc);
     if (kind == "CSIDriver") return DecodeAs<CSIDriver>(d, doc);
     if (kind == "CSIStorageCapacity") return DecodeAs<CSIStorageCapacity>(d, doc);
+    if (kind == "VolumeAttachment") return DecodeAs<VolumeAttachment>(d, doc);
   }
   if (group == Group::kScheduling && version == "v1alpha1" && kind == "PodGroup") {
     return DecodeAs<PodGroup>(d, doc);
@@ -144,7 +145,8 @@ std::string_view KindOf(const Object& o) {
                                                 "Namespace",
                                                 "CSINode",
                                                 "CSIDriver",
-                                                "CSIStorageCapacity"};
+                                                "CSIStorageCapacity",
+                                                "VolumeAttachment"};
   return kKinds[o.index()];
 }
 
@@ -249,6 +251,8 @@ Doc EncodeObject(const Object& o) {
           SetTypeMeta(copy, "storage.k8s.io/v1", "CSIDriver");
         } else if constexpr (std::is_same_v<T, CSIStorageCapacity>) {
           SetTypeMeta(copy, "storage.k8s.io/v1", "CSIStorageCapacity");
+        } else if constexpr (std::is_same_v<T, VolumeAttachment>) {
+          SetTypeMeta(copy, "storage.k8s.io/v1", "VolumeAttachment");
         } else {
           static constexpr std::string_view kKind =
               std::is_same_v<T, DeviceClass>     ? "DeviceClass"

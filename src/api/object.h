@@ -22,7 +22,7 @@ namespace gpuplane::api {
 using Object =
     std::variant<DeviceClass, ResourceSlice, ResourceClaim, ResourceClaimTemplate, Pod, Node,
                  PodGroup, Workload, Queue, PersistentVolumeClaim, PersistentVolume, StorageClass,
-                 Namespace, CSINode, CSIDriver, CSIStorageCapacity>;
+                 Namespace, CSINode, CSIDriver, CSIStorageCapacity, VolumeAttachment>;
 
 // An object with where it came from.
 struct SourcedObject {

@@ -1,9 +1,10 @@
 // core/v1 PersistentVolumeClaim and PersistentVolume, storage.k8s.io/v1 StorageClass, CSINode,
-// CSIDriver and CSIStorageCapacity: the fields the scheduler reads to place a pod where its
-// volumes can be used (a bound volume's node affinity and CSI driver, an unbound claim's binding
-// mode and its class's allowed topologies, how many volumes of each CSI driver a node may attach,
-// which drivers publish their free storage and how much each topology segment has); every other
-// field Kubernetes defines is kept in `extra` and written back unchanged.
+// CSIDriver, CSIStorageCapacity and VolumeAttachment: the fields the scheduler reads to place a
+// pod where its volumes can be used (a bound volume's node affinity and CSI driver, an unbound
+// claim's binding mode and its class's allowed topologies, how many volumes of each CSI driver a
+// node may attach and which it has attached, which drivers publish their free storage and how
+// much each topology segment has); every other field Kubernetes defines is kept in `extra` and
+// written back unchanged.
 // Plain value types; copyable; not synchronized.
 #ifndef GPUPLANE_API_STORAGE_TYPES_H_
 #define GPUPLANE_API_STORAGE_TYPES_H_
@@ -163,6 +164,37 @@ struct CSIStorageCapacity {
   std::optional<Quantity> capacity;
   std::optional<Quantity> maximum_volume_size;
   bool operator==(const CSIStorageCapacity&) const = default;
+};
+
+// storage.k8s.io/v1 VolumeAttachment: a volume the attacher (a CSI driver) attaches to a node,
+// or still has attached after its last pod left (until it is detached and the object deleted).
+// Exactly one source: a PersistentVolume by name, or an inline volume's spec.
+struct VolumeAttachmentSource {
+  std::optional<std::string> persistent_volume_name;
+  Passthrough extra;  // inlineVolumeSpec
+  bool operator==(const VolumeAttachmentSource&) const = default;
+};
+
+struct VolumeAttachmentSpec {
+  std::string attacher;
+  std::string node_name;
+  VolumeAttachmentSource source;
+  bool operator==(const VolumeAttachmentSpec&) const = default;
+};
+
+struct VolumeAttachmentStatus {
+  std::optional<bool> attached;
+  Passthrough extra;  // attachmentMetadata, attachError, detachError
+  bool operator==(const VolumeAttachmentStatus&) const = default;
+};
+
+struct VolumeAttachment {
+  std::string api_version;
+  std::string kind;
+  ObjectMeta metadata;
+  VolumeAttachmentSpec spec;
+  VolumeAttachmentStatus status;
+  bool operator==(const VolumeAttachment&) const = default;
 };
 
 }  // namespace gpuplane::api

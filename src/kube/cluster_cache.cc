@@ -79,6 +79,8 @@ constexpr KindSpec kKinds[] = {
     {"/apis/storage.k8s.io/v1/storageclasses", "storage.k8s.io/v1", "StorageClassList"},
     // How many volumes of each CSI driver a node may attach (sched/volume_limits.h).
     {"/apis/storage.k8s.io/v1/csinodes", "storage.k8s.io/v1", "CSINodeList"},
+    // And which volumes each node has attached, pods or not (sched/volume_limits.h).
+    {"/apis/storage.k8s.io/v1/volumeattachments", "storage.k8s.io/v1", "VolumeAttachmentList"},
     // Which drivers publish their free storage, and how much each node reaches
     // (sched/pod_volumes.h, sched/storage_capacity.h).
     {"/apis/storage.k8s.io/v1/csidrivers", "storage.k8s.io/v1", "CSIDriverList"},
@@ -288,8 +290,8 @@ ClusterCache::Loaded ClusterCache::Load(
   api::CheckAcross(all, out.diagnostics);
   for (const api::SourcedObject* o : all) {
     std::string_view kind = api::KindOf(o->object);
-    bool cluster =
-        kind == "DeviceClass" || kind == "ResourceSlice" || kind == "Node" || kind == "CSINode";
+    bool cluster = kind == "DeviceClass" || kind == "ResourceSlice" || kind == "Node" ||
+                   kind == "CSINode" || kind == "VolumeAttachment";
     (cluster ? out.cluster : out.work).push_back(o);
   }
   return out;

@@ -421,6 +421,34 @@ TEST_F(SchedulerPlaneTest, VolumesDecideTheNodeAndAreProvisionedForIt) {
   (void)client_->Do("DELETE", "/api/v1/namespaces/" + ns_ + "/pods/later?gracePeriodSeconds=0");
   ASSERT_TRUE(Eventually([&] { return !NodeOf("more").empty(); })) << status_ << Describe();
   EXPECT_EQ(NodeOf("more"), h100);
+
+  // A volume a VolumeAttachment keeps attached counts whether or not a pod uses it (a volume
+  // still being detached): "fresh", a new volume, waits while "attached" is attached, after
+  // "more" is gone too ("probe", bound, shows the pass saw that), and is bound once the
+  // attachment is deleted.
+  const std::string attached = "attached-" + id_;
+  volume(attached, "1Gi", "ReadWriteOnce", "",
+         {{"csi", {{"driver", "csi.example.com"}, {"volumeHandle", attached}}}}, nullptr);
+  const std::string attachment = "/apis/storage.k8s.io/v1/volumeattachments/" + attached;
+  Create("/apis/storage.k8s.io/v1/volumeattachments",
+         {{"metadata", {{"name", attached}}},
+          {"spec",
+           {{"attacher", "csi.example.com"},
+            {"nodeName", h100},
+            {"source", {{"persistentVolumeName", attached}}}}}});
+  claim("fresh", sc, "");
+  Pod("fresh", one, no_gpu_using("fresh"));
+  ASSERT_TRUE(Eventually([&] { return Condition("fresh", "PodScheduled").is_object(); }));
+  (void)client_->Do("DELETE", "/api/v1/namespaces/" + ns_ + "/pods/more?gracePeriodSeconds=0");
+  Pod("probe", one, no_gpu);
+  ASSERT_TRUE(Eventually([&] { return !NodeOf("probe").empty(); })) << status_;
+  c = Condition("fresh", "PodScheduled");
+  EXPECT_NE(c.value("message", std::string()).find("as their CSINode allows"), std::string::npos)
+      << c;
+  EXPECT_EQ(NodeOf("fresh"), "");
+  (void)client_->Do("DELETE", attachment);
+  ASSERT_TRUE(Eventually([&] { return !NodeOf("fresh").empty(); })) << status_ << Describe();
+  EXPECT_EQ(NodeOf("fresh"), h100);
   (void)client_->Do("DELETE", "/apis/storage.k8s.io/v1/csinodes/" + h100);
 
   // A driver that publishes its free storage: a volume is provisioned only where a
@@ -465,7 +493,8 @@ TEST_F(SchedulerPlaneTest, VolumesDecideTheNodeAndAreProvisionedForIt) {
        {PersistentVolumeClaimPath(ns_, "data"), PersistentVolumeClaimPath(ns_, "scratch"),
         PersistentVolumeClaimPath(ns_, "later"), PersistentVolumeClaimPath(ns_, "nvme"),
         PersistentVolumeClaimPath(ns_, "solo"), PersistentVolumeClaimPath(ns_, "more"),
-        PersistentVolumeClaimPath(ns_, "big"), "/apis/storage.k8s.io/v1/storageclasses/" + cap_sc,
+        PersistentVolumeClaimPath(ns_, "big"), PersistentVolumeClaimPath(ns_, "fresh"),
+        "/api/v1/persistentvolumes/" + attached, "/apis/storage.k8s.io/v1/storageclasses/" + cap_sc,
         "/api/v1/persistentvolumes/" + solo, "/api/v1/persistentvolumes/" + pv,
         "/api/v1/persistentvolumes/" + nvme, "/apis/storage.k8s.io/v1/storageclasses/" + sc,
         "/apis/storage.k8s.io/v1/storageclasses/" + nvme}) {

@@ -32,19 +32,25 @@ absl::StatusOr<PassResult> RunOn(std::shared_ptr<const model::Inventory> invento
   }
   PassResult r;
   r.pods = BuildPodSet(work, cluster);  // copies the claims it needs; borrows `work`
-  // The workload's allocated claims and CSINodes count as cluster state too (once: the same
-  // file may be given as both).
-  std::set<std::string> claims, csi_nodes;
+  // The workload's allocated claims, CSINodes and VolumeAttachments count as cluster state too
+  // (once: the same file may be given as both), and its PersistentVolumes name what the
+  // attachments attach.
+  std::set<std::string> claims, csi_nodes, attachments;
   for (const api::SourcedObject* o : cluster) {
     if (const auto* c = std::get_if<api::ResourceClaim>(&o->object)) {
       claims.insert(c->metadata.namespace_name + "/" + c->metadata.name);
     } else if (const auto* n = std::get_if<api::CSINode>(&o->object)) {
       csi_nodes.insert(n->metadata.name);
+    } else if (const auto* a = std::get_if<api::VolumeAttachment>(&o->object)) {
+      attachments.insert(a->metadata.name);
     }
   }
   for (const api::SourcedObject* o : work) {
     const auto* n = std::get_if<api::CSINode>(&o->object);
     if (n != nullptr && csi_nodes.insert(n->metadata.name).second) cluster.push_back(o);
+    const auto* a = std::get_if<api::VolumeAttachment>(&o->object);
+    if (a != nullptr && attachments.insert(a->metadata.name).second) cluster.push_back(o);
+    if (std::holds_alternative<api::PersistentVolume>(o->object)) cluster.push_back(o);
     const auto* c = std::get_if<api::ResourceClaim>(&o->object);
     if (c != nullptr && c->status.allocation &&
         claims.insert(c->metadata.namespace_name + "/" + c->metadata.name).second) {

@@ -67,6 +67,8 @@ std::unique_ptr<Snapshot> Snapshot::Build(std::shared_ptr<const model::Inventory
     s->warnings_.push_back(std::move(w));
   }
   s->facts_.resize(s->inv_.nodes().size());
+  std::vector<const api::VolumeAttachment*> attachments;
+  std::vector<const api::PersistentVolume*> volumes;
   for (const api::SourcedObject* o : cluster) {
     if (const auto* n = std::get_if<api::Node>(&o->object)) {
       std::optional<model::NodeId> id = s->inv_.FindNode(n->metadata.name);
@@ -91,6 +93,10 @@ std::unique_ptr<Snapshot> Snapshot::Build(std::shared_ptr<const model::Inventory
           s->facts_[*id].volume_limits[d.name] = *d.allocatable->count;
         }
       }
+    } else if (const auto* va = std::get_if<api::VolumeAttachment>(&o->object)) {
+      attachments.push_back(va);
+    } else if (const auto* pv = std::get_if<api::PersistentVolume>(&o->object)) {
+      volumes.push_back(pv);
     } else if (const auto* c = std::get_if<api::ResourceClaim>(&o->object)) {
       if (!c->status.allocation) continue;
       ClaimAllocation a;
@@ -111,12 +117,33 @@ std::unique_ptr<Snapshot> Snapshot::Build(std::shared_ptr<const model::Inventory
       s->claims_[c->metadata.namespace_name + "/" + c->metadata.name] = std::move(a);
     }
   }
+  s->AttachVolumes(attachments, volumes);
   s->device_worth_ = DeviceWorth(s->inv_, prices);
   std::vector<double> node_worth = NodeWorth(s->inv_, s->device_worth_);
   for (model::NodeId n = 0; n < node_worth.size(); ++n) s->facts_[n].worth = node_worth[n];
   s->index_ = std::make_unique<alloc::NodeIndex>(s->inv_, s->state_, std::vector<model::NodeId>(),
                                                  s->memo_.get());
   return s;
+}
+
+void Snapshot::AttachVolumes(const std::vector<const api::VolumeAttachment*>& attachments,
+                             const std::vector<const api::PersistentVolume*>& volumes) {
+  if (attachments.empty()) return;
+  std::map<std::string_view, const api::CSIPersistentVolumeSource*> csi;
+  for (const api::PersistentVolume* pv : volumes) {
+    if (pv->spec.csi) csi.try_emplace(pv->metadata.name, &*pv->spec.csi);
+  }
+  // As kube's NodeVolumeLimits: by the attacher and the volume's handle; an inline volume, or a
+  // volume not known or not CSI, is not counted.
+  for (const api::VolumeAttachment* va : attachments) {
+    const std::optional<std::string>& pv = va->spec.source.persistent_volume_name;
+    auto source = pv ? csi.find(*pv) : csi.end();
+    std::optional<model::NodeId> node = inv_.FindNode(va->spec.node_name);
+    if (source == csi.end() || !node) continue;
+    const std::string& driver = va->spec.attacher;
+    facts_[*node].csi_volumes.Attach(
+        {driver, util::Cat(driver, "/", source->second->volume_handle)});
+  }
 }
 
 const ClaimAllocation* Snapshot::claim(const std::string& key) const {

@@ -43,8 +43,8 @@ struct NodeFacts {
   // (thousandths); a resource a Node does not list is 0 there (unknown without a Node object).
   std::map<std::string, int64_t> other_allocatable, other_requested;
   std::vector<HostPort> host_ports;  // taken by placed pods
-  // Its CSINode's volume limits (driver -> volumes it may attach) and placed pods' CSI volumes
-  // (sched/volume_limits.h).
+  // Its CSINode's volume limits (driver -> volumes it may attach), and the CSI volumes attached:
+  // placed pods' and its VolumeAttachments' (sched/volume_limits.h).
   std::map<std::string, int64_t> volume_limits;
   AttachedVolumes csi_volumes;
   double worth = 0;  // of its most valuable device (worth.h)
@@ -87,7 +87,9 @@ struct PodPlacement {
 
 class Snapshot {
  public:
-  // `cluster`: DeviceClasses, ResourceSlices, Nodes, CSINodes and allocated ResourceClaims.
+  // `cluster`: DeviceClasses, ResourceSlices, Nodes, CSINodes, allocated ResourceClaims, and
+  // VolumeAttachments with the PersistentVolumes they name (a CSI volume attached to a node
+  // counts against its limit whether or not a pod uses it).
   // `prices`: dollars per GPU-hour by product name, for the devices' worth (worth.h). Taken by
   // value: pass it with std::move when done with it, and its slices move into the inventory (the
   // other objects stay).
@@ -162,6 +164,9 @@ class Snapshot {
  private:
   explicit Snapshot(std::shared_ptr<const model::Inventory> inv);
   absl::Status Take(const std::vector<alloc::Choice>& choices);
+  // Counts each attachment's CSI volume on its node (Build).
+  void AttachVolumes(const std::vector<const api::VolumeAttachment*>& attachments,
+                     const std::vector<const api::PersistentVolume*>& volumes);
   absl::Status Give(const std::vector<alloc::Choice>& choices);
   // Adds a placed pod with labels to (or removes it from) the label indexes.
   void Index(const PodPlacement& p, bool add);

@@ -18,6 +18,11 @@ void AttachedVolumes::Remove(const std::vector<CsiVolume>& volumes) {
   }
 }
 
+void AttachedVolumes::Attach(const CsiVolume& volume) {
+  // One user that never leaves: Remove() of pods cannot take it to zero.
+  Add({volume});
+}
+
 int64_t AttachedVolumes::Count(const std::string& driver) const {
   auto it = count_by_driver_.find(driver);
   return it == count_by_driver_.end() ? 0 : it->second;

@@ -2,10 +2,11 @@
 // gives, per CSI driver, how many volumes the node may have attached (allocatable.count); every
 // volume of a pod placed there counts once however many pods use it, named by its driver and
 // volume handle (a bound claim's CSI PersistentVolume; an unbound claim counts as a volume of
-// its StorageClass's provisioner, by the claim's name). A pod fits when, for every driver with
-// a limit, the volumes attached plus the pod's new ones stay within it.
-// Not counted, as in the list under "Not built yet" in docs/SCHEDULING.md: in-tree volumes
-// migrated to CSI, and volumes attached but used by no pod (VolumeAttachments).
+// its StorageClass's provisioner, by the claim's name), and so does every volume a
+// VolumeAttachment attaches there, used by a pod or not (a volume still being detached). A pod
+// fits when, for every driver with a limit, the volumes attached plus the pod's new ones stay
+// within it. Not counted, as in the list under "Not built yet" in docs/SCHEDULING.md: in-tree
+// volumes migrated to CSI.
 // Plain values and pure functions; not synchronized.
 #ifndef GPUPLANE_SCHED_VOLUME_LIMITS_H_
 #define GPUPLANE_SCHED_VOLUME_LIMITS_H_
@@ -28,6 +29,8 @@ class AttachedVolumes {
  public:
   void Add(const std::vector<CsiVolume>& volumes);
   void Remove(const std::vector<CsiVolume>& volumes);
+  // A volume a VolumeAttachment attaches: attached whatever pods come and go.
+  void Attach(const CsiVolume& volume);
   bool Has(const std::string& id) const { return users_.contains(id); }
   int64_t Count(const std::string& driver) const;
 

@@ -38,5 +38,19 @@ TEST(VolumeLimits, NewVolumesPerDriverAgainstTheLimit) {
   EXPECT_TRUE(OverVolumeLimits({Ebs("v2")}, a, {{"ebs.csi.aws.com", 0}}));
 }
 
+TEST(VolumeLimits, AVolumeAttachmentStaysWhateverPodsComeAndGo) {
+  AttachedVolumes a;
+  a.Attach(Ebs("v1"));  // a VolumeAttachment: attached, used by no pod
+  EXPECT_EQ(a.Count("ebs.csi.aws.com"), 1);
+  a.Add({Ebs("v1")});  // a pod uses it: still one volume
+  EXPECT_EQ(a.Count("ebs.csi.aws.com"), 1);
+  a.Remove({Ebs("v1")});  // the pod goes (preemption, say): the attachment stays
+  EXPECT_EQ(a.Count("ebs.csi.aws.com"), 1);
+  EXPECT_TRUE(a.Has("ebs.csi.aws.com/v1"));
+  const std::map<std::string, int64_t> limits = {{"ebs.csi.aws.com", 1}};
+  EXPECT_FALSE(OverVolumeLimits({Ebs("v1")}, a, limits));  // attached already
+  EXPECT_TRUE(OverVolumeLimits({Ebs("v2")}, a, limits));
+}
+
 }  // namespace
 }  // namespace gpuplane::sched

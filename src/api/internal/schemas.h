@@ -1027,6 +1027,36 @@ struct Schema<CSIStorageCapacity> {
   static void Check(Decoder& d, const Doc& n, const CSIStorageCapacity& v);
 };
 
+template <>
+struct Schema<VolumeAttachmentSource> {
+  static constexpr auto kFields =
+      std::tuple{F("persistentVolumeName", &VolumeAttachmentSource::persistent_volume_name)};
+  static constexpr std::array<std::string_view, 1> kPassthrough = {"inlineVolumeSpec"};
+  static void Check(Decoder& d, const Doc& n, const VolumeAttachmentSource& v);
+};
+
+template <>
+struct Schema<VolumeAttachmentSpec> {
+  static constexpr auto kFields =
+      std::tuple{F("attacher", &VolumeAttachmentSpec::attacher, kRequired),
+                 F("nodeName", &VolumeAttachmentSpec::node_name, kRequiredSubdomain),
+                 F("source", &VolumeAttachmentSpec::source, kRequired)};
+  static void Check(Decoder& d, const Doc& n, const VolumeAttachmentSpec& v);
+};
+
+template <>
+struct Schema<VolumeAttachmentStatus> {
+  static constexpr auto kFields = std::tuple{F("attached", &VolumeAttachmentStatus::attached)};
+  static constexpr std::array<std::string_view, 3> kPassthrough = {"attachmentMetadata",
+                                                                   "attachError", "detachError"};
+};
+
+template <>
+struct Schema<VolumeAttachment> {
+  static constexpr auto kFields = std::tuple{GPUPLANE_OBJECT_FIELDS(VolumeAttachment, true),
+                                             F("status", &VolumeAttachment::status)};
+};
+
 // ---- gpuplane.io/v1alpha1 ----
 
 template <>
