@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "model/node_selector.h"
+#include "sched/csi_migration.h"
 #include "sched/pod_topology.h"
 #include "util/strings.h"
 
@@ -214,27 +215,38 @@ std::vector<std::string> ReadWriteOncePodClaims(const VolumeIndex& ix, const api
 
 std::vector<CsiVolume> CsiVolumesOf(const VolumeIndex& ix, const api::Pod& pod) {
   std::vector<CsiVolume> out;
+  auto add = [&out](CsiVolume found) {
+    if (std::find(out.begin(), out.end(), found) == out.end()) out.push_back(std::move(found));
+  };
   for (const api::Volume& v : pod.spec.volumes) {
     std::string name = ClaimOf(pod, v);
-    if (name.empty()) continue;
+    if (name.empty()) {  // an inline volume: counted when its in-tree plugin moved to CSI
+      if (std::optional<CsiVolume> m = MigratedVolume(v.extra, nullptr)) add(std::move(*m));
+      continue;
+    }
     std::string key = util::Cat(pod.metadata.namespace_name, "/", name);
     auto c = ix.claims.find(key);
     if (c == ix.claims.end()) continue;
     const api::PersistentVolumeClaim& claim = *c->second;
     auto pv =
         claim.spec.volume_name.empty() ? ix.volumes.end() : ix.volumes.find(claim.spec.volume_name);
-    CsiVolume found;
     if (pv != ix.volumes.end()) {
-      const std::optional<api::CSIPersistentVolumeSource>& csi = pv->second->spec.csi;
-      if (!csi) continue;  // not a CSI volume (in-tree volumes migrated to CSI: not counted)
-      found = {csi->driver, util::Cat(csi->driver, "/", csi->volume_handle)};
-    } else {  // unbound, or its volume is not known: a volume its class's provisioner makes
-      auto sc = ix.classes.find(claim.spec.storage_class_name.value_or(""));
-      if (sc == ix.classes.end()) continue;
-      // Not a volume handle: a claim's name has a space no driver's handle here would have.
-      found = {sc->second->provisioner, util::Cat(sc->second->provisioner, "/(claim) ", key)};
+      const api::PersistentVolume& volume = *pv->second;
+      if (const std::optional<api::CSIPersistentVolumeSource>& csi = volume.spec.csi) {
+        add({csi->driver, util::Cat(csi->driver, "/", csi->volume_handle)});
+      } else if (std::optional<CsiVolume> m =
+                     MigratedVolume(volume.spec.extra, &volume.metadata.labels)) {
+        add(std::move(*m));
+      }
+      continue;
     }
-    if (std::find(out.begin(), out.end(), found) == out.end()) out.push_back(std::move(found));
+    // Unbound, or its volume is not known: a volume its class's provisioner makes.
+    auto sc = ix.classes.find(claim.spec.storage_class_name.value_or(""));
+    if (sc == ix.classes.end()) continue;
+    std::optional<std::string> driver = ProvisionerDriver(sc->second->provisioner);
+    if (!driver) continue;
+    // Not a volume handle: a claim's name has a space no driver's handle here would have.
+    add({*driver, util::Cat(*driver, "/(claim) ", key)});
   }
   return out;
 }

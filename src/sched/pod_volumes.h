@@ -63,9 +63,10 @@ void ResolveVolumes(const VolumeIndex& ix, std::string_view where, PodInfo& p);
 // counts them; claims not in the index are left out.
 std::vector<std::string> ReadWriteOncePodClaims(const VolumeIndex& ix, const api::Pod& pod);
 
-// The CSI volumes `pod`'s PersistentVolumeClaims (and ephemeral volumes' claims) stand for, as
-// kube's NodeVolumeLimits counts them (sched/volume_limits.h); claims not in the index, and
-// bound volumes that are not CSI volumes, are left out.
+// The CSI volumes `pod`'s PersistentVolumeClaims (and ephemeral volumes' claims) and inline
+// volumes stand for, as kube's NodeVolumeLimits counts them (sched/volume_limits.h), in-tree
+// volumes of plugins migrated to CSI included (sched/csi_migration.h); claims not in the index,
+// and volumes that are neither, are left out.
 std::vector<CsiVolume> CsiVolumesOf(const VolumeIndex& ix, const api::Pod& pod);
 
 // Chooses on the node (`name`, `labels`) a volume for every claim in `pods`' volumes_to_bind,

@@ -5,8 +5,8 @@
 // its StorageClass's provisioner, by the claim's name), and so does every volume a
 // VolumeAttachment attaches there, used by a pod or not (a volume still being detached). A pod
 // fits when, for every driver with a limit, the volumes attached plus the pod's new ones stay
-// within it. Not counted, as in the list under "Not built yet" in docs/SCHEDULING.md: in-tree
-// volumes migrated to CSI.
+// within it. In-tree volumes of plugins migrated to CSI count as their CSI driver's
+// (sched/csi_migration.h).
 // Plain values and pure functions; not synchronized.
 #ifndef GPUPLANE_SCHED_VOLUME_LIMITS_H_
 #define GPUPLANE_SCHED_VOLUME_LIMITS_H_
