@@ -18,9 +18,9 @@ struct RequestStats {
 // The device rule for `node` from the index's counts (kAllocation when counts suffice).
 // Rules that pods placed or leaving change: the node's devices are looked at too.
 bool ByPods(Rule r) {
-  return r == Rule::kNodeResources || r == Rule::kNodePorts || r == Rule::kVolumeLimits ||
-         r == Rule::kTopologySpread || r == Rule::kPodAffinity || r == Rule::kPodAntiAffinity ||
-         r == Rule::kVolumeInUse;
+  return r == Rule::kNodeResources || r == Rule::kNodePorts || r == Rule::kDiskConflict ||
+         r == Rule::kVolumeLimits || r == Rule::kTopologySpread || r == Rule::kPodAffinity ||
+         r == Rule::kPodAntiAffinity || r == Rule::kVolumeInUse;
 }
 
 Rule DeviceRule(alloc::NodeIndex& index, const std::vector<const alloc::CompiledClaim*>& claims,

@@ -150,6 +150,9 @@ std::optional<Rule> KubeNodeFilter::Filter(const Snapshot& s, const PodInfo& pod
   if (!pod.host_ports.empty() && AnyConflict(pod.host_ports, f.host_ports)) {
     return Rule::kNodePorts;
   }
+  if (!pod.inline_disks.empty() && AnyDiskConflict(pod.inline_disks, f.inline_disks)) {
+    return Rule::kDiskConflict;
+  }
   if (!pod.csi_volumes.empty() &&
       OverVolumeLimits(pod.csi_volumes, f.csi_volumes, f.volume_limits)) {
     return Rule::kVolumeLimits;

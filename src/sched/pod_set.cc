@@ -191,7 +191,8 @@ bool Interchangeable(const PodInfo& a, const PodInfo& b) {
   if (a.problem || b.problem || a.claims.size() != b.claims.size()) return false;
   if (a.cpu_milli != b.cpu_milli || a.memory_bytes != b.memory_bytes ||
       a.other_milli != b.other_milli || a.host_ports != b.host_ports ||
-      a.csi_volumes != b.csi_volumes || a.rwop_claims != b.rwop_claims) {
+      a.inline_disks != b.inline_disks || a.csi_volumes != b.csi_volumes ||
+      a.rwop_claims != b.rwop_claims) {
     return false;
   }
   if (a.pod->spec.tolerations != b.pod->spec.tolerations ||
@@ -237,6 +238,7 @@ PodInfo DescribePod(const api::SourcedObject& o, size_t input) {
     }
   }
   p.host_ports = HostPortsOf(spec);
+  p.inline_disks = InlineDisksOf(spec);
   p.priority = spec.priority.value_or(0);
   p.bound_node = spec.node_name;
   p.terminating = p.pod->metadata.extra.contains("deletionTimestamp");

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "api/object.h"
+#include "sched/disk_conflicts.h"
 #include "sched/host_ports.h"
 #include "sched/pod_topology.h"
 #include "sched/status.h"
@@ -94,7 +95,8 @@ struct PodInfo {
   std::vector<std::string> extended_resources;
   std::map<std::string, int64_t> other_milli_dra;
   std::vector<ExtendedRequestMapping> extended_mappings;
-  std::vector<HostPort> host_ports;  // taken on its node (sched/host_ports.h)
+  std::vector<HostPort> host_ports;      // taken on its node (sched/host_ports.h)
+  std::vector<InlineDisk> inline_disks;  // no other pod there may use (sched/disk_conflicts.h)
   int32_t priority = 0;
   int gang = -1;           // index into PodSet::gangs
   std::string bound_node;  // spec.nodeName: already running there

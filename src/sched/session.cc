@@ -188,6 +188,7 @@ void Session::PlaceBound(std::vector<Decision>& out) {
     pl.labels = p.labels;
     pl.rwop_claims = p.rwop_claims;
     pl.csi_volumes = p.csi_volumes;
+    pl.inline_disks = p.inline_disks;
     for (const ClaimUse& u : p.claims) {
       if (!n || UsesClaimOn(p, u, snap_.node(*n))) pl.claims.push_back(u.key);
     }
@@ -300,6 +301,7 @@ std::optional<Rule> Session::FilterGroup(const std::vector<size_t>& pods, model:
   int64_t cpu = 0, mem = 0;
   std::map<std::string, int64_t> other;
   std::vector<HostPort> ports;    // the group's own, which may conflict with each other
+  std::vector<InlineDisk> disks;  // the same for inline disks
   std::vector<std::string> rwop;  // the group's ReadWriteOncePod claims
   std::vector<CsiVolume> csi;     // the group's CSI volumes, counted together
   bool binds = false;             // some member has claims to bind (pod_volumes.h)
@@ -318,11 +320,13 @@ std::optional<Rule> Session::FilterGroup(const std::vector<size_t>& pods, model:
     }
     if (beside) before.push_back(&pods_.pods[p]);
     if (AnyConflict(pods_.pods[p].host_ports, ports)) return Rule::kNodePorts;
+    if (AnyDiskConflict(pods_.pods[p].inline_disks, disks)) return Rule::kDiskConflict;
     for (const std::string& c : pods_.pods[p].rwop_claims) {
       if (std::find(rwop.begin(), rwop.end(), c) != rwop.end()) return Rule::kVolumeInUse;
       rwop.push_back(c);
     }
     ports.insert(ports.end(), pods_.pods[p].host_ports.begin(), pods_.pods[p].host_ports.end());
+    disks.insert(disks.end(), pods_.pods[p].inline_disks.begin(), pods_.pods[p].inline_disks.end());
     csi.insert(csi.end(), pods_.pods[p].csi_volumes.begin(), pods_.pods[p].csi_volumes.end());
     binds = binds || !pods_.pods[p].volumes_to_bind.empty();
     cpu += pods_.pods[p].cpu_milli;
@@ -443,7 +447,8 @@ Status Session::Commit(const std::vector<size_t>& pods, model::NodeId node,
                     std::move(volumes[i]),
                     p.labels,
                     p.rwop_claims,
-                    p.csi_volumes};
+                    p.csi_volumes,
+                    p.inline_disks};
     for (const ClaimUse& u : p.claims) {
       if (UsesClaimOn(p, u, facts)) pl.claims.push_back(u.key);
     }

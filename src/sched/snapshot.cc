@@ -206,6 +206,8 @@ absl::Status Snapshot::Place(PodPlacement p, std::map<std::string, ClaimAllocati
     std::vector<HostPort>& ports = facts_[p.node].host_ports;
     ports.insert(ports.end(), p.host_ports.begin(), p.host_ports.end());
     facts_[p.node].csi_volumes.Add(p.csi_volumes);
+    std::vector<InlineDisk>& disks = facts_[p.node].inline_disks;
+    disks.insert(disks.end(), p.inline_disks.begin(), p.inline_disks.end());
   }
   for (const VolumeChoice& v : p.volumes) {
     if (!v.volume.empty()) volumes_taken_.insert(v.volume);
@@ -239,6 +241,11 @@ absl::StatusOr<Snapshot::Removed> Snapshot::Remove(const std::string& pod) {
       if (used != ports.end()) ports.erase(used);
     }
     facts_[r.placement.node].csi_volumes.Remove(r.placement.csi_volumes);
+    std::vector<InlineDisk>& disks = facts_[r.placement.node].inline_disks;
+    for (const InlineDisk& d : r.placement.inline_disks) {
+      auto used = std::find(disks.begin(), disks.end(), d);
+      if (used != disks.end()) disks.erase(used);
+    }
   }
   for (const VolumeChoice& v : r.placement.volumes) {
     if (!v.volume.empty()) volumes_taken_.erase(v.volume);

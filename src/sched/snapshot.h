@@ -23,6 +23,7 @@
 #include "api/object.h"
 #include "model/allocation_state.h"
 #include "model/inventory.h"
+#include "sched/disk_conflicts.h"
 #include "sched/host_ports.h"
 #include "sched/pod_topology.h"
 #include "sched/volume_limits.h"
@@ -42,7 +43,8 @@ struct NodeFacts {
   // The other resources in status.allocatable, and what placed pods request of them
   // (thousandths); a resource a Node does not list is 0 there (unknown without a Node object).
   std::map<std::string, int64_t> other_allocatable, other_requested;
-  std::vector<HostPort> host_ports;  // taken by placed pods
+  std::vector<HostPort> host_ports;      // taken by placed pods
+  std::vector<InlineDisk> inline_disks;  // placed pods' (sched/disk_conflicts.h)
   // Its CSINode's volume limits (driver -> volumes it may attach), and the CSI volumes attached:
   // placed pods' and its VolumeAttachments' (sched/volume_limits.h).
   std::map<std::string, int64_t> volume_limits;
@@ -83,6 +85,7 @@ struct PodPlacement {
   std::shared_ptr<const PodLabels> labels;
   std::vector<std::string> rwop_claims;  // PodInfo::rwop_claims
   std::vector<CsiVolume> csi_volumes;    // PodInfo::csi_volumes
+  std::vector<InlineDisk> inline_disks;  // PodInfo::inline_disks
 };
 
 class Snapshot {

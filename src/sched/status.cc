@@ -40,6 +40,9 @@ std::string RuleText(Rule r, const Status& s) {
              "another pod";
     case Rule::kNodePorts:
       return "have a host port the pod asks for in use";
+    case Rule::kDiskConflict:
+      return "have a pod using an inline disk of the pod (GCE PD, AWS EBS, iSCSI or RBD) that "
+             "the two cannot share";
     case Rule::kVolumeLimits:
       return "have as many volumes of the pod's CSI driver attached as their CSINode allows "
              "(allocatable.count)";
@@ -173,6 +176,10 @@ std::string Hint(const Status& s) {
   }
   if (s.rule_nodes[static_cast<size_t>(Rule::kNodeResources)] > 0) {
     return "CPU or memory freed on a node that has the devices";
+  }
+  if (s.rule_nodes[static_cast<size_t>(Rule::kDiskConflict)] > 0) {
+    return "the pods using the pod's inline disks ending (or every pod mounting the disk "
+           "read-only, where the disk allows it)";
   }
   if (s.rule_nodes[static_cast<size_t>(Rule::kPodAntiAffinity)] > 0) {
     return "the pods the anti-affinity excludes leaving a topology domain that has room";

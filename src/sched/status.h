@@ -40,6 +40,7 @@ enum class Rule : uint8_t {
   kNodeTooSmall,       // CPU, memory or other requests above the node's allocatable
   kNodeResources,      // CPU, memory, other resources or allocatable pods in use by other pods
   kNodePorts,          // a host port the pod asks for is taken there
+  kDiskConflict,       // an inline disk of the pod is used by a pod there (disk_conflicts.h)
   kVolumeLimits,       // its CSI volumes would pass the node's CSINode limit for their driver
   kTopologySpread,     // a DoNotSchedule topology spread constraint (sched/pod_topology.h)
   kPodAffinity,        // a required pod affinity term finds no pod in the node's domain
