@@ -116,6 +116,18 @@ Status Session::Diagnose(size_t pod, const std::vector<model::NodeId>* nodes) {
     if (ByPods(*rule) || *rule == Rule::kSharedClaim || *rule == Rule::kReserved) could_free = true;
     if (*rule == Rule::kTooFewFree || *rule == Rule::kAllocation) retry.push_back(n);
   }
+  if (s.rule_nodes[static_cast<size_t>(Rule::kDiskConflict)] > 0) {
+    // One of the pods in the way, by name (pods, ns/name order).
+    for (const auto& [key, placed] : snap_.placements()) {
+      if (placed.node == model::kNoId) continue;
+      if (const InlineDisk* d = FirstDiskConflict(p.inline_disks, placed.inline_disks)) {
+        s.hint = util::Cat("pod ", key, " on node ", inv.nodes()[placed.node].name,
+                           " ending (it mounts ", Describe(*d),
+                           ", which the pod mounts too), or the other pods that do");
+        break;
+      }
+    }
+  }
   if (s.rule_nodes[static_cast<size_t>(Rule::kVolumeInUse)] > 0) {
     for (const std::string& c : p.rwop_claims) {
       if (const std::string* user = snap_.ReadWriteOncePodUser(c)) {

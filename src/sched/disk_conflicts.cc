@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "util/strings.h"
+
 namespace gpuplane::sched {
 namespace {
 
@@ -67,13 +69,33 @@ bool Conflict(const InlineDisk& a, const InlineDisk& b) {
   return !(a.read_only && b.read_only);
 }
 
-bool AnyDiskConflict(const std::vector<InlineDisk>& want, const std::vector<InlineDisk>& used) {
+const InlineDisk* FirstDiskConflict(const std::vector<InlineDisk>& want,
+                                    const std::vector<InlineDisk>& used) {
   for (const InlineDisk& w : want) {
     for (const InlineDisk& u : used) {
-      if (Conflict(w, u)) return true;
+      if (Conflict(w, u)) return &u;
     }
   }
-  return false;
+  return nullptr;
+}
+
+std::string Describe(const InlineDisk& d) {
+  std::string_view kind;
+  switch (d.kind) {
+    case InlineDisk::Kind::kGcePd:
+      kind = "GCE PD";
+      break;
+    case InlineDisk::Kind::kAwsEbs:
+      kind = "AWS EBS volume";
+      break;
+    case InlineDisk::Kind::kIscsi:
+      kind = "iSCSI LUN";
+      break;
+    case InlineDisk::Kind::kRbd:
+      kind = "RBD image";
+      break;
+  }
+  return util::Cat(kind, " ", d.id, d.read_only ? " (read-only)" : " (read-write)");
 }
 
 }  // namespace gpuplane::sched

@@ -29,8 +29,16 @@ std::vector<InlineDisk> InlineDisksOf(const api::PodSpec& spec);
 
 bool Conflict(const InlineDisk& a, const InlineDisk& b);
 
-// Whether a disk of `want` conflicts with one of `used`.
-bool AnyDiskConflict(const std::vector<InlineDisk>& want, const std::vector<InlineDisk>& used);
+// The first disk of `used` a disk of `want` conflicts with; null when none does.
+const InlineDisk* FirstDiskConflict(const std::vector<InlineDisk>& want,
+                                    const std::vector<InlineDisk>& used);
+inline bool AnyDiskConflict(const std::vector<InlineDisk>& want,
+                            const std::vector<InlineDisk>& used) {
+  return FirstDiskConflict(want, used) != nullptr;
+}
+
+// "GCE PD data (read-write)", for messages.
+std::string Describe(const InlineDisk& d);
 
 }  // namespace gpuplane::sched
 

@@ -52,6 +52,8 @@ TEST(DiskConflicts, ReadFromThePodsInlineVolumes) {
   EXPECT_EQ(disks[1].kind, InlineDisk::Kind::kIscsi);
   EXPECT_EQ(disks[2].id, "rbd/img");  // the pool the API server defaults
   EXPECT_TRUE(AnyDiskConflict({Gce("data", true)}, disks));
+  EXPECT_EQ(FirstDiskConflict({Gce("data", true)}, disks), &disks[0]);
+  EXPECT_EQ(Describe(disks[0]), "GCE PD data (read-write)");
   EXPECT_FALSE(AnyDiskConflict({Gce("other", false)}, disks));
 }
 
