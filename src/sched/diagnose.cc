@@ -74,6 +74,29 @@ std::string AllocationDetail(const alloc::Outcome& why) {
   return why.reasons.empty() ? "" : why.reasons.front();
 }
 
+// The hint for a pod that placed pods' volumes keep off nodes: one of those pods, by name.
+std::string PodInTheWay(const Snapshot& snap, const PodInfo& p, const Status& s) {
+  if (s.rule_nodes[static_cast<size_t>(Rule::kVolumeInUse)] > 0) {
+    for (const std::string& c : p.rwop_claims) {
+      if (const std::string* user = snap.ReadWriteOncePodUser(c)) {
+        return util::Cat("pod ", *user, " ending: it uses PersistentVolumeClaim ", c,
+                         ", whose access mode ReadWriteOncePod allows one pod");
+      }
+    }
+  }
+  if (s.rule_nodes[static_cast<size_t>(Rule::kDiskConflict)] > 0) {
+    for (const auto& [key, placed] : snap.placements()) {  // the first in ns/name order
+      if (placed.node == model::kNoId) continue;
+      if (const InlineDisk* d = FirstDiskConflict(p.inline_disks, placed.inline_disks)) {
+        return util::Cat("pod ", key, " on node ", snap.inventory().nodes()[placed.node].name,
+                         " ending (it mounts ", Describe(*d),
+                         ", which the pod mounts too), or the other pods that do");
+      }
+    }
+  }
+  return "";
+}
+
 }  // namespace
 
 Status Session::Diagnose(size_t pod, const std::vector<model::NodeId>* nodes) {
@@ -116,27 +139,7 @@ Status Session::Diagnose(size_t pod, const std::vector<model::NodeId>* nodes) {
     if (ByPods(*rule) || *rule == Rule::kSharedClaim || *rule == Rule::kReserved) could_free = true;
     if (*rule == Rule::kTooFewFree || *rule == Rule::kAllocation) retry.push_back(n);
   }
-  if (s.rule_nodes[static_cast<size_t>(Rule::kDiskConflict)] > 0) {
-    // One of the pods in the way, by name (pods, ns/name order).
-    for (const auto& [key, placed] : snap_.placements()) {
-      if (placed.node == model::kNoId) continue;
-      if (const InlineDisk* d = FirstDiskConflict(p.inline_disks, placed.inline_disks)) {
-        s.hint = util::Cat("pod ", key, " on node ", inv.nodes()[placed.node].name,
-                           " ending (it mounts ", Describe(*d),
-                           ", which the pod mounts too), or the other pods that do");
-        break;
-      }
-    }
-  }
-  if (s.rule_nodes[static_cast<size_t>(Rule::kVolumeInUse)] > 0) {
-    for (const std::string& c : p.rwop_claims) {
-      if (const std::string* user = snap_.ReadWriteOncePodUser(c)) {
-        s.hint = util::Cat("pod ", *user, " ending: it uses PersistentVolumeClaim ", c,
-                           ", whose access mode ReadWriteOncePod allows one pod");
-        break;
-      }
-    }
-  }
+  if (std::string hint = PodInTheWay(snap_, p, s); !hint.empty()) s.hint = std::move(hint);
   const std::pair<const std::pair<size_t, size_t>, RequestStats>* deciding = nullptr;
   for (const auto& entry : stats) {
     if (deciding == nullptr || entry.second.nodes > deciding->second.nodes) deciding = &entry;
