@@ -52,6 +52,16 @@ std::string Doc::ScalarText(std::string_view key) const {
   return v != nullptr && v->is_scalar() && !v->is_null() ? v->text() : "";
 }
 
+std::vector<std::string> Doc::ScalarItems(std::string_view key) const {
+  std::vector<std::string> out;
+  const Doc* v = Find(key);
+  if (v == nullptr || !v->is_seq()) return out;
+  for (const Doc& item : v->items()) {
+    if (item.is_scalar()) out.push_back(item.text());
+  }
+  return out;
+}
+
 Doc& Doc::Add(std::string key, Doc value, uint32_t key_line) {
   entries_.push_back(DocEntry{std::move(key), key_line, std::move(value)});
   return entries_.back().value;

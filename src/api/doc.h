@@ -55,6 +55,8 @@ class Doc {
   const Doc* Find(std::string_view key) const;
   // The text of member `key` when it is a scalar other than null, else "" (also on non-maps).
   std::string ScalarText(std::string_view key) const;
+  // The texts of member `key`'s scalar items when it is a sequence, else none.
+  std::vector<std::string> ScalarItems(std::string_view key) const;
   Doc& Add(std::string key, Doc value, uint32_t key_line = 0);
   void Push(Doc value) { items_.push_back(std::move(value)); }
 

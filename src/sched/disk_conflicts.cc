@@ -12,15 +12,6 @@ bool ReadOnly(const api::Doc& source) {
   return r != nullptr && r->is_scalar() && r->bool_value();
 }
 
-std::vector<std::string> Strings(const api::Doc* list) {
-  std::vector<std::string> out;
-  if (list == nullptr || !list->is_seq()) return out;
-  for (const api::Doc& item : list->items()) {
-    if (item.is_scalar()) out.push_back(item.text());
-  }
-  return out;
-}
-
 }  // namespace
 
 std::vector<InlineDisk> InlineDisksOf(const api::PodSpec& spec) {
@@ -40,7 +31,7 @@ std::vector<InlineDisk> InlineDisksOf(const api::PodSpec& spec) {
         std::string pool = doc.ScalarText("pool");
         if (pool.empty()) pool = "rbd";  // the API server's default
         d = {InlineDisk::Kind::kRbd, pool + "/" + doc.ScalarText("image"),
-             Strings(doc.Find("monitors")), ro};
+             doc.ScalarItems("monitors"), ro};
       } else {
         continue;
       }
