@@ -27,6 +27,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   for (const Informer::Keyed& cached : informer.Shared()) {
     if (!cached.object->is_object() || cached.key != Informer::KeyOf(*cached.object) ||
+        cached.version != Informer::VersionOf(*cached.object) ||
         gpuplane::kube::Str(gpuplane::kube::Field(*cached.object, "metadata"), "name").empty()) {
       std::abort();
     }

@@ -6,6 +6,7 @@
 #include <set>
 #include <tuple>
 
+#include "absl/container/flat_hash_map.h"
 #include "api/internal/queue_checks.h"
 #include "util/strings.h"
 
@@ -29,8 +30,11 @@ Diagnostic At(const SourcedObject& o, std::string field, std::string message, bo
 }
 
 void CheckDuplicateObjects(const ObjectRefs& objects, std::vector<Diagnostic>& out) {
-  std::map<std::tuple<std::string_view, std::string_view, std::string_view>, const SourcedObject*>
+  // Hashed, not ordered: a live scheduler checks every cached object each cycle.
+  absl::flat_hash_map<std::tuple<std::string_view, std::string_view, std::string_view>,
+                      const SourcedObject*>
       seen;
+  seen.reserve(objects.size());
   for (const SourcedObject* p : objects) {
     const SourcedObject& o = *p;
     const ObjectMeta& m = MetaOf(o.object);
@@ -65,7 +69,7 @@ void CheckPools(const ObjectRefs& objects, std::vector<Diagnostic>& out) {
     }
   }
   struct PoolState {
-    std::map<std::string, std::string, std::less<>> devices;  // name -> where
+    std::map<std::string_view, const SourcedObject*> devices;  // name -> its slice
     std::map<std::string, std::set<std::string, std::less<>>, std::less<>> counter_sets;
     int64_t slices = 0;
     int64_t expected = 0;
@@ -86,12 +90,12 @@ void CheckPools(const ObjectRefs& objects, std::vector<Diagnostic>& out) {
     }
     for (size_t i = 0; i < s->spec.devices.size(); ++i) {
       const std::string& name = s->spec.devices[i].name;
-      std::string where = util::Cat(o.file, ":", o.line);
-      auto [it, inserted] = p.devices.try_emplace(name, where);
+      auto [it, inserted] = p.devices.try_emplace(name, &o);
       if (!inserted) {
-        out.push_back(At(o, util::Cat("spec.devices[", i, "].name"),
-                         util::Cat("duplicate device name \"", name, "\" in pool \"", key.pool,
-                                   "\" (also in the slice at ", it->second, ")")));
+        out.push_back(At(
+            o, util::Cat("spec.devices[", i, "].name"),
+            util::Cat("duplicate device name \"", name, "\" in pool \"", key.pool,
+                      "\" (also in the slice at ", it->second->file, ":", it->second->line, ")")));
       }
     }
   }

@@ -10,7 +10,6 @@
 #include <unordered_map>
 #include <utility>
 
-#include "absl/strings/numbers.h"
 #include "api/reader.h"
 #include "kube/json_field.h"
 #include "util/strings.h"
@@ -52,14 +51,6 @@ struct KindSpec {
   bool optional = false;  // a server without it is fine (the cache is then empty)
   bool decoded = true;    // Load() decodes it for the pass; else Get/List only
 };
-
-// A resourceVersion as etcd writes them (a decimal counter), or -1.
-int64_t Version(const nlohmann::json& obj) {
-  std::string_view rv = Str(Field(obj, "metadata"), "resourceVersion");
-  int64_t v = -1;
-  if (rv.empty() || !absl::SimpleAtoi(absl::string_view(rv.data(), rv.size()), &v)) return -1;
-  return v;
-}
 
 constexpr KindSpec kKinds[] = {
     {"/apis/resource.k8s.io/v1/deviceclasses", "resource.k8s.io/v1", "DeviceClassList"},
@@ -170,7 +161,8 @@ std::optional<nlohmann::json> ClusterCache::Get(std::string_view kind,
   std::optional<nlohmann::json> cached = k->informer->Get(key);
   std::lock_guard<std::mutex> lock(k->mu);
   auto it = k->assumed.find(key);
-  if (cached && it != k->assumed.end() && Version(*cached) < Version(it->second)) {
+  if (cached && it != k->assumed.end() &&
+      Informer::VersionOf(*cached) < Informer::VersionOf(it->second)) {
     return it->second;
   }
   return cached;
@@ -191,7 +183,9 @@ std::vector<nlohmann::json> ClusterCache::List(std::string_view kind) const {
   std::lock_guard<std::mutex> lock(k->mu);
   for (nlohmann::json& obj : objects) {
     auto it = k->assumed.find(Informer::KeyOf(obj));
-    if (it != k->assumed.end() && Version(obj) < Version(it->second)) obj = it->second;
+    if (it != k->assumed.end() && Informer::VersionOf(obj) < Informer::VersionOf(it->second)) {
+      obj = it->second;
+    }
   }
   return objects;
 }
@@ -255,7 +249,7 @@ ClusterCache::Loaded ClusterCache::Load(
         if (k->assumed.empty()) break;
         auto it = k->assumed.find(cached.key);
         if (it == k->assumed.end()) continue;
-        if (Version(*cached.object) < Version(it->second)) {
+        if (cached.version < Informer::VersionOf(it->second)) {
           cached.object = std::make_shared<const nlohmann::json>(it->second);
           assumed.insert(it->first);
           still.insert(std::move(*it));
@@ -271,7 +265,7 @@ ClusterCache::Loaded ClusterCache::Load(
       const nlohmann::json& obj = *cached.object;
       if (k->list_kind == "PodList" && !pod_filter(obj)) continue;
       std::string& key = cached.key;
-      const int64_t version = assumed.contains(key) ? -1 : Version(obj);
+      const int64_t version = assumed.contains(key) ? -1 : cached.version;
       auto last = k->memo.find(key);
       Decoded d;
       if (version >= 0 && last != k->memo.end() && last->second.version == version) {

@@ -8,6 +8,7 @@
 #include <thread>
 #include <utility>
 
+#include "absl/strings/numbers.h"
 #include "kube/json_field.h"
 #include "util/strings.h"
 
@@ -73,6 +74,18 @@ std::string Informer::KeyOf(const nlohmann::json& object) {
   return ns.empty() ? std::string(name) : util::Cat(ns, "/", name);
 }
 
+int64_t Informer::VersionOf(const nlohmann::json& object) {
+  std::string_view rv = Str(Field(object, "metadata"), "resourceVersion");
+  int64_t v = -1;
+  if (rv.empty() || !absl::SimpleAtoi(absl::string_view(rv.data(), rv.size()), &v)) return -1;
+  return v;
+}
+
+Informer::Cached Informer::Cache(nlohmann::json object) {
+  const int64_t version = VersionOf(object);
+  return Cached{std::make_shared<const nlohmann::json>(std::move(object)), version};
+}
+
 bool Informer::Has(const std::string& key) const {
   std::lock_guard<std::mutex> lock(mu_);
   return objects_.contains(key);
@@ -82,14 +95,14 @@ std::optional<nlohmann::json> Informer::Get(const std::string& key) const {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = objects_.find(key);
   if (it == objects_.end()) return std::nullopt;
-  return *it->second;
+  return *it->second.object;
 }
 
 std::vector<nlohmann::json> Informer::List() const {
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<nlohmann::json> out;
   out.reserve(objects_.size());
-  for (const auto& [key, obj] : objects_) out.push_back(*obj);
+  for (const auto& [key, c] : objects_) out.push_back(*c.object);
   return out;
 }
 
@@ -97,7 +110,7 @@ std::vector<Informer::Keyed> Informer::Shared() const {
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<Keyed> out;
   out.reserve(objects_.size());
-  for (const auto& [key, obj] : objects_) out.push_back(Keyed{key, obj});
+  for (const auto& [key, c] : objects_) out.push_back(Keyed{key, c.object, c.version});
   return out;
 }
 
@@ -130,13 +143,14 @@ std::string Informer::Query(bool watch, const std::string& cont) const {
 void Informer::Apply(EventType type, nlohmann::json object) {
   StripManagedFields(object);
   std::string key = KeyOf(object);
-  auto shared = std::make_shared<const nlohmann::json>(std::move(object));
+  Cached c = Cache(std::move(object));
+  std::shared_ptr<const nlohmann::json> shared = c.object;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (type == EventType::kDeleted) {
       objects_.erase(key);
     } else {
-      objects_[key] = shared;
+      objects_[key] = std::move(c);
     }
     std::string_view rv = Str(Field(*shared, "metadata"), "resourceVersion");
     if (!rv.empty()) rv_ = rv;
@@ -145,7 +159,7 @@ void Informer::Apply(EventType type, nlohmann::json object) {
 }
 
 absl::Status Informer::ListAll() {
-  std::map<std::string, std::shared_ptr<const nlohmann::json>> fresh;
+  std::map<std::string, Cached> fresh;
   std::string cont, rv;
   do {
     absl::StatusOr<Response> r = client_.Get(Query(false, cont));
@@ -165,7 +179,7 @@ absl::Status Informer::ListAll() {
       if (!IsObject(item)) continue;  // not an API object: nothing to cache
       StripManagedFields(item);
       std::string key = KeyOf(item);
-      fresh[std::move(key)] = std::make_shared<const nlohmann::json>(std::move(item));
+      fresh[std::move(key)] = Cache(std::move(item));
     }
     const nlohmann::json& meta = Field(page, "metadata");
     cont = Str(meta, "continue");
@@ -175,15 +189,15 @@ absl::Status Informer::ListAll() {
   std::vector<std::pair<EventType, std::shared_ptr<const nlohmann::json>>> changes;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    for (const auto& [key, obj] : objects_) {
-      if (!fresh.contains(key)) changes.emplace_back(EventType::kDeleted, obj);
+    for (const auto& [key, c] : objects_) {
+      if (!fresh.contains(key)) changes.emplace_back(EventType::kDeleted, c.object);
     }
-    for (const auto& [key, obj] : fresh) {
+    for (const auto& [key, c] : fresh) {
       auto old = objects_.find(key);
       if (old == objects_.end()) {
-        changes.emplace_back(EventType::kAdded, obj);
-      } else if (*old->second != *obj) {
-        changes.emplace_back(EventType::kModified, obj);
+        changes.emplace_back(EventType::kAdded, c.object);
+      } else if (*old->second.object != *c.object) {
+        changes.emplace_back(EventType::kModified, c.object);
       }
     }
     objects_ = std::move(fresh);
@@ -258,7 +272,7 @@ void Informer::Backoff() {
 }
 
 void Informer::Clear() {
-  std::map<std::string, std::shared_ptr<const nlohmann::json>> gone;
+  std::map<std::string, Cached> gone;
   {
     std::lock_guard<std::mutex> lock(mu_);
     gone.swap(objects_);
@@ -266,7 +280,7 @@ void Informer::Clear() {
   }
   served_ = false;
   if (handler_) {
-    for (const auto& [key, obj] : gone) handler_(EventType::kDeleted, *obj);
+    for (const auto& [key, c] : gone) handler_(EventType::kDeleted, *c.object);
   }
 }
 

@@ -72,6 +72,7 @@ class Informer {
   struct Keyed {
     std::string key;
     std::shared_ptr<const nlohmann::json> object;
+    int64_t version = -1;  // VersionOf(*object), read once when the object arrived
   };
   std::vector<Keyed> Shared() const;
   std::string ResourceVersion() const;
@@ -79,6 +80,8 @@ class Informer {
   int64_t watches() const { return watches_; }
 
   static std::string KeyOf(const nlohmann::json& object);
+  // metadata.resourceVersion as etcd writes them (a decimal counter), or -1.
+  static int64_t VersionOf(const nlohmann::json& object);
 
   // One line of a watch stream, as Run() applies them (public for tests and fuzzing): an event
   // updates the cache and calls the handler; a line that is not an event, or whose object is
@@ -104,8 +107,13 @@ class Informer {
   std::atomic<int64_t> lists_{0}, watches_{0};
   double backoff_ = 0;
   mutable std::mutex mu_;
-  std::map<std::string, std::shared_ptr<const nlohmann::json>> objects_;  // guarded by mu_
-  std::string rv_;                                                        // guarded by mu_
+  struct Cached {
+    std::shared_ptr<const nlohmann::json> object;
+    int64_t version = -1;
+  };
+  static Cached Cache(nlohmann::json object);
+  std::map<std::string, Cached> objects_;  // guarded by mu_
+  std::string rv_;                         // guarded by mu_
 };
 
 }  // namespace gpuplane::kube

@@ -55,6 +55,8 @@ TEST(InformerTest, AppliesWatchLinesAndSkipsWhatIsNotAnEvent) {
   ASSERT_EQ(inf.Shared().size(), 2U);
   EXPECT_EQ(inf.Shared()[0].key, "b");  // a namespace that is not text reads as none
   EXPECT_EQ(inf.Shared()[1].key, "n/a");
+  EXPECT_EQ(inf.Shared()[0].version, -1);  // none given
+  EXPECT_EQ(inf.Shared()[1].version, 4);   // read when the event arrived
   EXPECT_EQ(inf.ResourceVersion(), "8");
   EXPECT_TRUE(
       inf.ApplyWatchLine(R"({"type":"DELETED","object":{"metadata":{"name":"b"}}})", &code));

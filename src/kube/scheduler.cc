@@ -323,10 +323,10 @@ json MappingsJson(const std::vector<sched::ExtendedRequestMapping>& mappings) {
 // annotation, the pod as controlling owner (the garbage collector deletes it with the pod), and
 // a name the server completes.
 json ClaimToCreate(const sched::PodInfo& p, const sched::ClaimUse& u) {
-  json c = json::parse(api::ToJson(api::EncodeObject(api::Object(u.claim))));
+  json c = json::parse(api::ToJson(api::EncodeObject(api::Object(*u.claim))));
   json& meta = c["metadata"];
   meta.erase("name");
-  meta["generateName"] = u.claim.metadata.name;
+  meta["generateName"] = u.claim->metadata.name;
   const api::ObjectMeta& pod = p.pod->metadata;
   meta["ownerReferences"] = json::array({{{"apiVersion", "v1"},
                                           {"kind", "Pod"},

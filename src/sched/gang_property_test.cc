@@ -150,7 +150,7 @@ class Reference {
       std::vector<std::pair<std::string, alloc::CompiledClaim>> claims;
       for (const ClaimUse& u : p.claims) {
         absl::StatusOr<alloc::CompiledClaim> c =
-            alloc::CompileClaim("t", u.claim.metadata.name, u.claim.spec, inv_, cache_);
+            alloc::CompileClaim("t", u.claim->metadata.name, u.claim->spec, inv_, cache_);
         if (c.ok()) claims.emplace_back(u.key, std::move(*c));
       }
       claims_.push_back(std::move(claims));

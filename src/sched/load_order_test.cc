@@ -58,7 +58,7 @@ struct Pods {
       req.exactly = api::ExactDeviceRequest{};
       req.exactly->device_class_name = "gpu";
       c.spec.devices.requests.push_back(req);
-      p.claims.push_back({util::Cat("t/c", i), c, false});
+      p.claims.push_back({util::Cat("t/c", i), OwnedClaim(c), false});
       set.pods.push_back(std::move(p));
     }
   }

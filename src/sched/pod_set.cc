@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <memory>
+#include <unordered_map>
 
 #include "sched/checkpoints.h"
 #include "sched/extended_resources.h"
@@ -30,7 +31,8 @@ std::string Where(const api::SourcedObject& o) {
 }
 
 struct Index {
-  std::map<std::string, const api::ResourceClaim*> claims;
+  // Hashed: a live pass indexes every claim in the cluster and looks up each pod's.
+  std::unordered_map<std::string, const api::ResourceClaim*> claims;
   std::map<std::string, const api::ResourceClaimTemplate*> templates;
   std::map<std::string, const api::SourcedObject*> pod_groups;  // ns/name
   std::map<std::string, const api::SourcedObject*> workloads;   // ns/name
@@ -66,6 +68,7 @@ void IndexClaim(const api::ResourceClaim& c, Index& ix) {
 
 Index IndexOf(const api::ObjectRefs& work, const api::ObjectRefs& cluster) {
   Index ix;
+  ix.claims.reserve(work.size());
   std::vector<const api::DeviceClass*> classes;
   for (const api::SourcedObject* o : cluster) {
     if (const auto* c = std::get_if<api::ResourceClaim>(&o->object)) IndexClaim(*c, ix);
@@ -77,12 +80,12 @@ Index IndexOf(const api::ObjectRefs& work, const api::ObjectRefs& cluster) {
   for (const api::SourcedObject* p : work) {
     const api::SourcedObject& o = *p;
     const api::ObjectMeta& m = api::MetaOf(o.object);
-    std::string key = m.namespace_name + "/" + m.name;
+    auto key = [&m] { return m.namespace_name + "/" + m.name; };
     if (const auto* c = std::get_if<api::ResourceClaim>(&o.object)) IndexClaim(*c, ix);
     if (const auto* d = std::get_if<api::DeviceClass>(&o.object)) classes.push_back(d);
-    if (const auto* t = std::get_if<api::ResourceClaimTemplate>(&o.object)) ix.templates[key] = t;
-    if (std::holds_alternative<api::PodGroup>(o.object)) ix.pod_groups[key] = &o;
-    if (std::holds_alternative<api::Workload>(o.object)) ix.workloads[key] = &o;
+    if (const auto* t = std::get_if<api::ResourceClaimTemplate>(&o.object)) ix.templates[key()] = t;
+    if (std::holds_alternative<api::PodGroup>(o.object)) ix.pod_groups[key()] = &o;
+    if (std::holds_alternative<api::Workload>(o.object)) ix.workloads[key()] = &o;
     if (const auto* n = std::get_if<api::Namespace>(&o.object)) ix.namespaces[m.name] = n;
     ix.volumes.Add(o.object);
   }
@@ -102,7 +105,7 @@ void ResolveClaims(const Index& ix, const api::SourcedObject& o, PodInfo& p) {
                                          *rc.resource_claim_name, " is not among the inputs"));
         return;
       }
-      p.claims.push_back({it->first, *it->second, true});
+      p.claims.push_back({it->first, BorrowedClaim(*it->second), true});
       continue;
     }
     // In a cluster the resourceclaim controller made the claim and named it in the pod's
@@ -119,7 +122,7 @@ void ResolveClaims(const Index& ix, const api::SourcedObject& o, PodInfo& p) {
                                          " (made from a template) is not among the inputs"));
         return;
       }
-      p.claims.push_back({it->first, *it->second, false});
+      p.claims.push_back({it->first, BorrowedClaim(*it->second), false});
       continue;
     }
     std::string tname = rc.resource_claim_template_name.value_or("");
@@ -137,7 +140,7 @@ void ResolveClaims(const Index& ix, const api::SourcedObject& o, PodInfo& p) {
     c.metadata.name = p.pod->metadata.name + "-" + rc.name;
     c.metadata.namespace_name = ns;
     c.spec = it->second->spec.spec;
-    p.claims.push_back({ns + "/" + c.metadata.name, std::move(c), false});
+    p.claims.push_back({ns + "/" + c.metadata.name, OwnedClaim(std::move(c)), false});
   }
 }
 
@@ -169,7 +172,7 @@ void ResolveExtended(const Index& ix, PodInfo& p) {
     made = it->second;
   }
   if (made != nullptr) {
-    p.claims.push_back({ns + "/" + made->metadata.name, *made, false, "", true});
+    p.claims.push_back({ns + "/" + made->metadata.name, BorrowedClaim(*made), false, "", true});
     return;
   }
   if (!p.bound_node.empty()) return;  // running without one: by its node's count
@@ -180,7 +183,7 @@ void ResolveExtended(const Index& ix, PodInfo& p) {
   c.metadata.namespace_name = ns;
   c.metadata.annotations[kExtendedResourceClaimAnnotation] = "true";
   c.spec.devices.requests = std::move(r.requests);
-  p.claims.push_back({ns + "/" + c.metadata.name, std::move(c), false, "", true});
+  p.claims.push_back({ns + "/" + c.metadata.name, OwnedClaim(std::move(c)), false, "", true});
 }
 
 }  // namespace
@@ -209,7 +212,7 @@ bool Interchangeable(const PodInfo& a, const PodInfo& b) {
   }
   for (size_t i = 0; i < a.claims.size(); ++i) {
     if (a.claims[i].named || b.claims[i].named) return false;
-    if (!(a.claims[i].claim.spec == b.claims[i].claim.spec)) return false;
+    if (!(a.claims[i].claim->spec == b.claims[i].claim->spec)) return false;
   }
   return true;
 }

@@ -24,6 +24,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "api/object.h"
@@ -42,10 +43,19 @@ inline constexpr char kTopologyPreferred[] = "gpuplane.io/topology-preferred";
 // The label the API server sets on every Namespace: its name.
 inline constexpr char kNamespaceNameLabel[] = "kubernetes.io/metadata.name";
 
+// A claim a pass reads: borrowed from the objects read, which outlive the pass as its pods do
+// (a claim object's own), or owned (instantiated from a template, or made for extended
+// resources). Either way never changed: copies of a PodInfo share it.
+using ClaimRef = std::shared_ptr<const api::ResourceClaim>;
+inline ClaimRef BorrowedClaim(const api::ResourceClaim& c) { return ClaimRef(ClaimRef(), &c); }
+inline ClaimRef OwnedClaim(api::ResourceClaim c) {
+  return std::make_shared<const api::ResourceClaim>(std::move(c));
+}
+
 struct ClaimUse {
-  std::string key;           // "ns/name"
-  api::ResourceClaim claim;  // as named, or instantiated from its template
-  bool named = false;        // a ResourceClaim object (other pods may share it)
+  std::string key;     // "ns/name"
+  ClaimRef claim;      // as named, or instantiated from its template; never null
+  bool named = false;  // a ResourceClaim object (other pods may share it)
   // Claims with one non-empty compile key have equal specs and are compiled once (the
   // simulator's claims per pod shape); empty: compiled per key.
   std::string compile_key;

@@ -66,7 +66,7 @@ int MinDevices(const PodInfo& p, const Snapshot& snap) {
   int n = 0;
   for (const ClaimUse& u : p.claims) {
     if (snap.claim(u.key) != nullptr) continue;
-    for (const api::DeviceRequest& r : u.claim.spec.devices.requests) {
+    for (const api::DeviceRequest& r : u.claim->spec.devices.requests) {
       if (r.exactly) {
         const bool all = r.exactly->allocation_mode == "All";
         if (!all && !r.exactly->admin_access.value_or(false)) {

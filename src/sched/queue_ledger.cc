@@ -127,7 +127,7 @@ QueueCharge QueueLedger::ChargeOf(const std::vector<std::pair<const PodInfo*, in
       if (r.admin_access.value_or(false)) continue;
       out.devices[queue] += 1;
       std::optional<model::DeviceId> d = inv_.FindDevice(r.driver, r.pool, r.device);
-      if (d) AddDevice(ClassOf(u.claim, r.request), *d, into);
+      if (d) AddDevice(ClassOf(*u.claim, r.request), *d, into);
     }
   });
 }
@@ -137,7 +137,7 @@ QueueCharge QueueLedger::DemandOf(const std::vector<std::pair<const PodInfo*, in
   QueueCharge out =
       Sum(pods, [&](const ClaimUse& u, int, std::map<std::string, double>& into, QueueCharge& sum) {
         if (snap.claim(u.key) != nullptr || !sum.claims.insert(u.key).second) return;
-        for (const api::DeviceRequest& r : u.claim.spec.devices.requests) {
+        for (const api::DeviceRequest& r : u.claim->spec.devices.requests) {
           if (!r.exactly || r.exactly->admin_access.value_or(false) ||
               (!r.exactly->allocation_mode.empty() && r.exactly->allocation_mode != "ExactCount")) {
             continue;

@@ -256,7 +256,7 @@ const alloc::CompiledClaim* Session::Compiled(const ClaimUse& use, Status& probl
     problem = bad->second;
     return nullptr;
   }
-  const api::ResourceClaim& c = use.claim;
+  const api::ResourceClaim& c = *use.claim;
   absl::StatusOr<alloc::CompiledClaim> cc = alloc::CompileClaim(
       c.metadata.namespace_name, c.metadata.name, c.spec, snap_.inventory(), selectors_);
   if (!cc.ok()) {

@@ -163,8 +163,8 @@ sched::PodInfo SimPod(const ClaimJob& job, size_t index) {
   p.key = util::Cat(index, ":", p.key);
   p.bound_node.clear();  // the replay places every job itself
   for (const api::ResourceClaim& c : job.claims) {
-    p.claims.push_back(
-        {util::Cat(index, ":", c.metadata.namespace_name, "/", c.metadata.name), c, false});
+    p.claims.push_back({util::Cat(index, ":", c.metadata.namespace_name, "/", c.metadata.name),
+                        sched::OwnedClaim(c), false});
   }
   return p;
 }

@@ -144,7 +144,7 @@ sched::PodSet JobPods(const std::vector<Job>& jobs, bool dra, const api::Sourced
     claim.metadata.namespace_name = "sim";
     claim.metadata.name = util::Cat("job-", i);
     claim.spec = ClaimFor(jobs[i], dra);
-    p.claims.push_back({p.key, std::move(claim), false});
+    p.claims.push_back({p.key, sched::OwnedClaim(std::move(claim)), false});
     pods.pods.push_back(std::move(p));
   }
   return pods;

@@ -176,7 +176,7 @@ size_t SimState::PodOf(size_t job, const sched::PodDemand& pod) {
     claim.metadata.namespace_name = "sim";
     claim.metadata.name = util::Cat("job-", job);
     claim.spec = ClaimFor(pod);
-    p.claims.push_back({p.key, std::move(claim), false,
+    p.claims.push_back({p.key, sched::OwnedClaim(std::move(claim)), false,
                         util::Cat("shape/", pod.num_gpu, "/", pod.gpu_milli, "/", pod.models)});
   }
   pods_.pods.push_back(std::move(p));
