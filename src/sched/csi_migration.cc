@@ -14,6 +14,8 @@ constexpr std::string_view kEbsDriver = "ebs.csi.aws.com";
 constexpr std::string_view kGcePdDriver = "pd.csi.storage.gke.io";
 constexpr std::string_view kAzureDiskDriver = "disk.csi.azure.com";
 constexpr std::string_view kCinderDriver = "cinder.csi.openstack.org";
+constexpr std::string_view kPortworxDriver = "pxd.portworx.com";
+constexpr std::string_view kPortworxPlugin = "kubernetes.io/portworx-volume";
 
 std::string Field(const api::Passthrough& sources, const char* source, std::string_view field) {
   auto it = sources.find(source);
@@ -66,7 +68,7 @@ std::string GcePdHandle(const std::string& disk, const std::map<std::string, std
 }
 
 CsiVolume Of(std::string_view driver, const std::string& handle) {
-  return {std::string(driver), util::Cat(driver, "/", handle)};
+  return {std::string(driver), util::Cat(driver, "/", handle), ""};
 }
 
 }  // namespace
@@ -94,19 +96,34 @@ std::optional<CsiVolume> MigratedVolume(const api::Passthrough& sources,
     if (id.empty()) return std::nullopt;
     return Of(kCinderDriver, id);
   }
+  if (sources.contains("portworxVolume")) {
+    std::string id = Field(sources, "portworxVolume", "volumeID");
+    if (id.empty()) return std::nullopt;
+    CsiVolume v = Of(kPortworxDriver, id);
+    v.migrated_plugin = kPortworxPlugin;
+    return v;
+  }
   return std::nullopt;
 }
 
-std::optional<std::string> ProvisionerDriver(std::string_view provisioner) {
-  if (provisioner == "kubernetes.io/aws-ebs") return std::string(kEbsDriver);
-  if (provisioner == "kubernetes.io/gce-pd") return std::string(kGcePdDriver);
-  if (provisioner == "kubernetes.io/azure-disk") return std::string(kAzureDiskDriver);
-  if (provisioner == "kubernetes.io/cinder") return std::string(kCinderDriver);
-  if (provisioner == "kubernetes.io/azure-file" || provisioner == "kubernetes.io/vsphere-volume" ||
-      provisioner == "kubernetes.io/portworx-volume") {
+std::optional<CsiVolume> ProvisionedVolume(std::string_view provisioner, std::string_view claim) {
+  // Not a volume handle: a claim's key has a space no driver's handle here would have.
+  auto of = [&](std::string_view driver) {
+    return CsiVolume{std::string(driver), util::Cat(driver, "/(claim) ", claim), ""};
+  };
+  if (provisioner == "kubernetes.io/aws-ebs") return of(kEbsDriver);
+  if (provisioner == "kubernetes.io/gce-pd") return of(kGcePdDriver);
+  if (provisioner == "kubernetes.io/azure-disk") return of(kAzureDiskDriver);
+  if (provisioner == "kubernetes.io/cinder") return of(kCinderDriver);
+  if (provisioner == kPortworxPlugin) {
+    CsiVolume v = of(kPortworxDriver);
+    v.migrated_plugin = kPortworxPlugin;
+    return v;
+  }
+  if (provisioner == "kubernetes.io/azure-file" || provisioner == "kubernetes.io/vsphere-volume") {
     return std::nullopt;
   }
-  return std::string(provisioner);
+  return of(provisioner);
 }
 
 }  // namespace gpuplane::sched

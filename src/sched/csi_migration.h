@@ -3,9 +3,9 @@
 // volume (a PersistentVolume's source, or a pod's inline volume) counts as a volume of the CSI
 // driver that took the plugin over, named by the handle that driver would give it; a claim not
 // bound yet, of a StorageClass whose provisioner is one of those plugins, counts under that
-// driver too. Other in-tree plugins (Azure File, vSphere, Portworx) are not counted, as in kube
-// for the first two; Portworx, which kube counts on nodes whose CSINode lists the plugin as
-// migrated, is not counted here (docs/SCHEDULING.md, "Not built yet").
+// driver too. A Portworx volume counts as pxd.portworx.com's only on nodes whose CSINode lists
+// the plugin as migrated (CsiVolume::migrated_plugin), as in kube. Azure File and vSphere
+// volumes are not counted, as in kube.
 // Pure functions over API values; thread-safe.
 #ifndef GPUPLANE_SCHED_CSI_MIGRATION_H_
 #define GPUPLANE_SCHED_CSI_MIGRATION_H_
@@ -28,10 +28,11 @@ namespace gpuplane::sched {
 std::optional<CsiVolume> MigratedVolume(const api::Passthrough& sources,
                                         const std::map<std::string, std::string>* pv_labels);
 
-// The driver a StorageClass's provisioner's volumes count under: the CSI driver of a migrated
-// in-tree plugin, nullopt for an in-tree plugin whose volumes are not counted, else the
-// provisioner itself.
-std::optional<std::string> ProvisionerDriver(std::string_view provisioner);
+// The volume a claim not bound yet (`claim`: "ns/name") stands for when its StorageClass's
+// provisioner is `provisioner`: one of the CSI driver of a migrated in-tree plugin, else of the
+// provisioner itself, named by the claim (no driver's handle looks like it); nullopt for an
+// in-tree plugin whose volumes are not counted.
+std::optional<CsiVolume> ProvisionedVolume(std::string_view provisioner, std::string_view claim);
 
 }  // namespace gpuplane::sched
 

@@ -54,12 +54,46 @@ TEST(CsiMigration, AzureDiskAndCinderKeepTheirIds) {
 }
 
 TEST(CsiMigration, ProvisionersOfMigratedPluginsCountUnderTheirDriver) {
-  EXPECT_EQ(ProvisionerDriver("kubernetes.io/aws-ebs"), "ebs.csi.aws.com");
-  EXPECT_EQ(ProvisionerDriver("kubernetes.io/gce-pd"), "pd.csi.storage.gke.io");
-  EXPECT_EQ(ProvisionerDriver("kubernetes.io/azure-disk"), "disk.csi.azure.com");
-  EXPECT_EQ(ProvisionerDriver("kubernetes.io/cinder"), "cinder.csi.openstack.org");
-  EXPECT_EQ(ProvisionerDriver("kubernetes.io/azure-file"), std::nullopt);
-  EXPECT_EQ(ProvisionerDriver("ebs.csi.aws.com"), "ebs.csi.aws.com");
+  auto driver = [](std::string_view provisioner) -> std::string {
+    std::optional<CsiVolume> v = ProvisionedVolume(provisioner, "t/data");
+    return v ? v->driver : "(none)";
+  };
+  EXPECT_EQ(driver("kubernetes.io/aws-ebs"), "ebs.csi.aws.com");
+  EXPECT_EQ(driver("kubernetes.io/gce-pd"), "pd.csi.storage.gke.io");
+  EXPECT_EQ(driver("kubernetes.io/azure-disk"), "disk.csi.azure.com");
+  EXPECT_EQ(driver("kubernetes.io/cinder"), "cinder.csi.openstack.org");
+  EXPECT_EQ(driver("kubernetes.io/azure-file"), "(none)");
+  EXPECT_EQ(driver("kubernetes.io/vsphere-volume"), "(none)");
+  EXPECT_EQ(driver("ebs.csi.aws.com"), "ebs.csi.aws.com");
+  EXPECT_EQ(ProvisionedVolume("ebs.csi.aws.com", "t/data"),
+            (CsiVolume{"ebs.csi.aws.com", "ebs.csi.aws.com/(claim) t/data", ""}));
+  EXPECT_EQ(ProvisionedVolume("kubernetes.io/portworx-volume", "t/data"),
+            (CsiVolume{"pxd.portworx.com", "pxd.portworx.com/(claim) t/data",
+                       "kubernetes.io/portworx-volume"}));
+}
+
+TEST(CsiMigration, PortworxCountsOnlyWhereTheNodeSaysThePluginMigrated) {
+  std::optional<CsiVolume> px =
+      MigratedVolume(Source("portworxVolume", "volumeID", "px-1"), nullptr);
+  ASSERT_TRUE(px.has_value());
+  EXPECT_EQ(*px, (CsiVolume{"pxd.portworx.com", "pxd.portworx.com/px-1",
+                            "kubernetes.io/portworx-volume"}));
+  EXPECT_EQ(MigratedVolume(Source("portworxVolume", "fsType", "ext4"), nullptr), std::nullopt);
+  const std::map<std::string, int64_t> limits = {{"pxd.portworx.com", 1}};
+  AttachedVolumes plain;  // a CSINode without the annotation
+  plain.Add({*px});
+  EXPECT_EQ(plain.Count("pxd.portworx.com"), 0);
+  CsiVolume other = *px;
+  other.id = "pxd.portworx.com/px-2";
+  EXPECT_FALSE(OverVolumeLimits({other}, plain, limits));
+  AttachedVolumes migrated;
+  migrated.SetMigratedPlugins("kubernetes.io/aws-ebs,kubernetes.io/portworx-volume");
+  migrated.Add({*px});
+  EXPECT_EQ(migrated.Count("pxd.portworx.com"), 1);
+  EXPECT_TRUE(OverVolumeLimits({other}, migrated, limits));
+  EXPECT_FALSE(OverVolumeLimits({*px}, migrated, limits));  // attached already
+  migrated.Remove({*px});
+  EXPECT_EQ(migrated.Count("pxd.portworx.com"), 0);
 }
 
 }  // namespace

@@ -243,10 +243,9 @@ std::vector<CsiVolume> CsiVolumesOf(const VolumeIndex& ix, const api::Pod& pod) 
     // Unbound, or its volume is not known: a volume its class's provisioner makes.
     auto sc = ix.classes.find(claim.spec.storage_class_name.value_or(""));
     if (sc == ix.classes.end()) continue;
-    std::optional<std::string> driver = ProvisionerDriver(sc->second->provisioner);
-    if (!driver) continue;
-    // Not a volume handle: a claim's name has a space no driver's handle here would have.
-    add({*driver, util::Cat(*driver, "/(claim) ", key)});
+    if (std::optional<CsiVolume> v = ProvisionedVolume(sc->second->provisioner, key)) {
+      add(std::move(*v));
+    }
   }
   return out;
 }

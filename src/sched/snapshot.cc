@@ -88,6 +88,10 @@ std::unique_ptr<Snapshot> Snapshot::Build(std::shared_ptr<const model::Inventory
     } else if (const auto* csi = std::get_if<api::CSINode>(&o->object)) {
       std::optional<model::NodeId> id = s->inv_.FindNode(csi->metadata.name);
       if (!id) continue;
+      auto migrated = csi->metadata.annotations.find(kMigratedPluginsAnnotation);
+      if (migrated != csi->metadata.annotations.end()) {
+        s->facts_[*id].csi_volumes.SetMigratedPlugins(migrated->second);
+      }
       for (const api::CSINodeDriver& d : csi->spec.drivers) {
         if (d.allocatable && d.allocatable->count) {
           s->facts_[*id].volume_limits[d.name] = *d.allocatable->count;

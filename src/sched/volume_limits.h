@@ -6,13 +6,14 @@
 // VolumeAttachment attaches there, used by a pod or not (a volume still being detached). A pod
 // fits when, for every driver with a limit, the volumes attached plus the pod's new ones stay
 // within it. In-tree volumes of plugins migrated to CSI count as their CSI driver's
-// (sched/csi_migration.h).
+// (sched/csi_migration.h); Portworx's only on nodes whose CSINode says the plugin migrated.
 // Plain values and pure functions; not synchronized.
 #ifndef GPUPLANE_SCHED_VOLUME_LIMITS_H_
 #define GPUPLANE_SCHED_VOLUME_LIMITS_H_
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -21,12 +22,26 @@ namespace gpuplane::sched {
 struct CsiVolume {
   std::string driver;
   std::string id;  // unique among every driver's volumes: "<driver>/<volume handle>"
+  // Non-empty: an in-tree plugin's volume that counts only on nodes whose CSINode lists the
+  // plugin as migrated (kMigratedPluginsAnnotation); kube does so for Portworx only.
+  std::string migrated_plugin;
   bool operator==(const CsiVolume&) const = default;
 };
+
+// The CSINode annotation listing the in-tree plugins migrated to CSI on the node, separated by
+// commas (kubelet sets it).
+inline constexpr char kMigratedPluginsAnnotation[] = "storage.alpha.kubernetes.io/migrated-plugins";
 
 // The CSI volumes attached to one node by the pods placed there.
 class AttachedVolumes {
  public:
+  // The node's CSINode's migrated plugins (kMigratedPluginsAnnotation's value), before any
+  // volume is added: volumes of other plugins that need it are not counted on this node.
+  void SetMigratedPlugins(const std::string& annotation);
+  // Whether `v` counts on this node.
+  bool Counts(const CsiVolume& v) const {
+    return v.migrated_plugin.empty() || migrated_.contains(v.migrated_plugin);
+  }
   void Add(const std::vector<CsiVolume>& volumes);
   void Remove(const std::vector<CsiVolume>& volumes);
   // A volume a VolumeAttachment attaches: attached whatever pods come and go.
@@ -35,6 +50,7 @@ class AttachedVolumes {
   int64_t Count(const std::string& driver) const;
 
  private:
+  std::set<std::string, std::less<>> migrated_;
   std::map<std::string, int> users_;                // by id: how many placed pods use it
   std::map<std::string, int64_t> count_by_driver_;  // volumes with users, per driver
 };
