@@ -43,9 +43,9 @@ inline constexpr char kTopologyPreferred[] = "gpuplane.io/topology-preferred";
 // The label the API server sets on every Namespace: its name.
 inline constexpr char kNamespaceNameLabel[] = "kubernetes.io/metadata.name";
 
-// A claim a pass reads: borrowed from the objects read, which outlive the pass as its pods do
-// (a claim object's own), or owned (instantiated from a template, or made for extended
-// resources). Either way never changed: copies of a PodInfo share it.
+// A claim a pass reads: borrowed when it is a ResourceClaim among the objects read (they
+// outlive the pass, as its pods do), owned when instantiated from a template or made for
+// extended resources. Either way never changed: copies of a PodInfo share it.
 using ClaimRef = std::shared_ptr<const api::ResourceClaim>;
 inline ClaimRef BorrowedClaim(const api::ResourceClaim& c) { return ClaimRef(ClaimRef(), &c); }
 inline ClaimRef OwnedClaim(api::ResourceClaim c) {

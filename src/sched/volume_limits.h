@@ -35,8 +35,8 @@ inline constexpr char kMigratedPluginsAnnotation[] = "storage.alpha.kubernetes.i
 // The CSI volumes attached to one node by the pods placed there.
 class AttachedVolumes {
  public:
-  // The node's CSINode's migrated plugins (kMigratedPluginsAnnotation's value), before any
-  // volume is added: volumes of other plugins that need it are not counted on this node.
+  // The node's CSINode's migrated plugins (kMigratedPluginsAnnotation's value), set before any
+  // volume is added: a volume whose migrated_plugin it does not list is not counted here.
   void SetMigratedPlugins(const std::string& annotation);
   // Whether `v` counts on this node.
   bool Counts(const CsiVolume& v) const {
