@@ -442,6 +442,12 @@ void Schema<PodSpec>::Check(Decoder& d, const Doc& n, const PodSpec& v) {
   if (v.containers.empty()) {
     d.ErrorAt(n.line(), "containers", "at least one container is required");
   }
+  if (v.termination_grace_period_seconds && *v.termination_grace_period_seconds < 0) {
+    // kube-apiserver accepts it with this warning.
+    d.Warn(LineOf(n, "terminationGracePeriodSeconds"),
+           "terminationGracePeriodSeconds: negative; Kubernetes treats it as 1 second: give the "
+           "seconds the pod has to stop after the termination signal (0: killed at once)");
+  }
   std::set<std::string, std::less<>> volumes;
   for (size_t i = 0; i < v.volumes.size(); ++i) {
     if (!v.volumes[i].name.empty() && !volumes.insert(v.volumes[i].name).second) {

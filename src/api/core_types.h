@@ -155,6 +155,8 @@ struct PodSpec {
   std::vector<TopologySpreadConstraint> topology_spread_constraints;
   std::optional<WorkloadReference> workload_ref;
   std::vector<Volume> volumes;
+  // Seconds between the termination signal and the kill; absent: the API server's 30.
+  std::optional<int64_t> termination_grace_period_seconds;
   Passthrough extra;
   bool operator==(const PodSpec&) const = default;
 };

@@ -59,6 +59,15 @@ absl::StatusOr<Checkpointing> CheckpointingOf(const api::ObjectMeta& meta) {
     }
     c.min_runtime_seconds = absl::ToDoubleSeconds(d);
   }
+  if (const std::string* v = find(kCheckpointOnSignalAnnotation)) {
+    absl::Duration d;
+    if (!absl::ParseDuration(*v, &d) || d < absl::ZeroDuration() || d == absl::InfiniteDuration()) {
+      return Bad(meta, kCheckpointOnSignalAnnotation, *v,
+                 "a duration such as 30s or 2m (how long the job needs to save on the "
+                 "termination signal)");
+    }
+    c.signal_save_seconds = absl::ToDoubleSeconds(d);
+  }
   if (const std::string* v = find(kRestoreSecondsAnnotation)) {
     double s = 0;
     auto [ptr, ec] = std::from_chars(v->data(), v->data() + v->size(), s);
@@ -81,6 +90,16 @@ double LastCheckpoint(double now, double start, const Checkpointing& c) {
 
 double LostGpuSeconds(int gpus, double now, double start, const Checkpointing& c) {
   return gpus * ((now - LastCheckpoint(now, start, c)) + c.restore_seconds);
+}
+
+bool SavesOnSignal(const Checkpointing& c, double grace) {
+  return c.signal_save_seconds >= 0 && c.signal_save_seconds <= grace;
+}
+
+double LostGpuSecondsSignalled(int gpus, double now, double start, const Checkpointing& c,
+                               double grace) {
+  if (SavesOnSignal(c, grace)) return gpus * c.restore_seconds;
+  return LostGpuSeconds(gpus, now, start, c);
 }
 
 }  // namespace gpuplane::sched

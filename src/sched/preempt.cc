@@ -53,6 +53,14 @@ std::string GangKey(const api::Pod& pod) {
   return "";
 }
 
+// Seconds between a victim's termination signal and its kill: its terminationGracePeriodSeconds,
+// which the API server defaults to 30 and treats as 1 when negative.
+double GraceSeconds(const api::PodSpec& spec) {
+  constexpr int64_t kDefaultGrace = 30;
+  const int64_t grace = spec.termination_grace_period_seconds.value_or(kDefaultGrace);
+  return static_cast<double>(grace < 0 ? 1 : grace);
+}
+
 }  // namespace
 
 const std::vector<Session::Job>& Session::RunningJobs() {
@@ -86,11 +94,12 @@ const std::vector<Session::Job>& Session::RunningJobs() {
         devices += static_cast<int>(a->result.devices.results.size());
       }
     }
-    // A job that does not say how it checkpoints loses everything since it started.
+    // A job that does not say how it checkpoints loses everything since it started; one
+    // that saves on the termination signal within its grace period, only the restore.
     absl::StatusOr<Checkpointing> said = CheckpointingOf(p.pod->metadata);
     Checkpointing c = said.value_or(Checkpointing{});
     const double started = p.started >= 0 ? p.started : now;
-    job.lost += LostGpuSeconds(devices, now, started, c);
+    job.lost += LostGpuSecondsSignalled(devices, now, started, c, GraceSeconds(p.pod->spec));
     const QueueNode* queue = ledger_ && queue_of_[i].queue >= 0
                                  ? &options_.queues->queues()[queue_of_[i].queue]
                                  : nullptr;

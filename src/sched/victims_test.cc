@@ -252,6 +252,29 @@ TEST(Checkpoints, AnnotationsAndTheirErrors) {
   EXPECT_EQ(CheckpointingOf(m).status().message(),
             "nlp/w-0: annotation gpuplane.io/restore-seconds: \"-1\" is not a non-negative "
             "number of seconds");
+  m.annotations["gpuplane.io/restore-seconds"] = "45";
+  EXPECT_DOUBLE_EQ(CheckpointingOf(m)->signal_save_seconds, -1);  // absent: it does not
+  m.annotations["gpuplane.io/checkpoint-on-signal"] = "1m30s";
+  EXPECT_DOUBLE_EQ(CheckpointingOf(m)->signal_save_seconds, 90);
+  m.annotations["gpuplane.io/checkpoint-on-signal"] = "true";
+  EXPECT_EQ(CheckpointingOf(m).status().message(),
+            "nlp/w-0: annotation gpuplane.io/checkpoint-on-signal: \"true\" is not a duration "
+            "such as 30s or 2m (how long the job needs to save on the termination signal)");
+}
+
+TEST(Checkpoints, AJobThatSavesOnTheSignalWithinItsGraceLosesOnlyTheRestore) {
+  Checkpointing c{.interval_seconds = 1800, .restore_seconds = 60};
+  // It does not save on the signal: 400 s since the checkpoint at 3600, plus the restore.
+  EXPECT_DOUBLE_EQ(LostGpuSecondsSignalled(8, 4000, 0, c, 30), 8 * 460);
+  c.signal_save_seconds = 20;
+  EXPECT_TRUE(SavesOnSignal(c, 30));
+  EXPECT_DOUBLE_EQ(LostGpuSecondsSignalled(8, 4000, 0, c, 30), 8 * 60);
+  // Killed before it has saved: as if it did not save on the signal.
+  EXPECT_FALSE(SavesOnSignal(c, 10));
+  EXPECT_DOUBLE_EQ(LostGpuSecondsSignalled(8, 4000, 0, c, 10), 8 * 460);
+  c.signal_save_seconds = 0;
+  EXPECT_TRUE(SavesOnSignal(c, 0));
+  EXPECT_FALSE(SavesOnSignal(Checkpointing{}, 1e9));
 }
 
 }  // namespace

@@ -675,9 +675,9 @@ struct Schema<PodSpec> {
                  F("affinity", &PodSpec::affinity),
                  F("topologySpreadConstraints", &PodSpec::topology_spread_constraints),
                  F("workloadRef", &PodSpec::workload_ref),
-                 F("volumes", &PodSpec::volumes)};
-  static constexpr std::array<std::string_view, 28> kPassthrough = {"restartPolicy",
-                                                                    "terminationGracePeriodSeconds",
+                 F("volumes", &PodSpec::volumes),
+                 F("terminationGracePeriodSeconds", &PodSpec::termination_grace_period_seconds)};
+  static constexpr std::array<std::string_view, 27> kPassthrough = {"restartPolicy",
                                                                     "dnsPolicy",
                                                                     "serviceAccountName",
                                                                     "serviceAccount",
