@@ -246,6 +246,15 @@ expect_output '"preemption_grace_s":300' "philly: --preemption-grace in the JSON
   "$BIN" simulate --workload "philly:$P" --cluster-gpus 16 --policy gpuplane --preemption-grace 5m -o json
 expect_output '--preemption-grace "soon" is not a duration such as 30m or 1h' "philly: bad grace" -- \
   "$BIN" simulate --workload "philly:$P" --preemption-grace soon
+expect_output '"checkpoint_on_signal_s":60.0,"checkpoint_on_signal_share":0.5' \
+  "philly: --checkpoint-on-signal in the JSON" -- "$BIN" simulate --workload "philly:$P" \
+  --cluster-gpus 16 --policy gpuplane --preemption-grace 2m --checkpoint-on-signal 1m \
+  --checkpoint-on-signal-share 0.5 -o json
+expect_output '--checkpoint-on-signal 1m is longer than --preemption-grace 0s: no victim has the time' \
+  "philly: saving on the signal needs a grace" -- "$BIN" simulate --workload "philly:$P" \
+  --cluster-gpus 16 --policy gpuplane --checkpoint-on-signal 1m
+expect_output '--checkpoint-on-signal "yes" is not a duration' "philly: bad signal save" -- \
+  "$BIN" simulate --workload "philly:$P" --checkpoint-on-signal yes
 expect_output 'unknown multi-tenant policy "slurm"; known: kube, kai' "philly: unknown policy" -- \
   "$BIN" simulate --workload "philly:$P" --policy slurm
 # An openb pod list: its best-effort pods as opportunistic work, beside the runs without them.

@@ -61,6 +61,8 @@ struct SimulateOptions {
   std::string guarantee_window = "1h";
   std::string min_runtime = "0s";
   std::string preemption_grace = "0s";
+  std::string checkpoint_on_signal;  // a duration; empty: no job saves on the signal
+  double checkpoint_on_signal_share = 1;
   std::string usage_half_life = "0s";
 };
 
@@ -408,6 +410,8 @@ int RunTenants(const SimulateOptions& opt) {
   args.guarantee_window = opt.guarantee_window;
   args.min_runtime = opt.min_runtime;
   args.preemption_grace = opt.preemption_grace;
+  args.checkpoint_on_signal = opt.checkpoint_on_signal;
+  args.checkpoint_on_signal_share = opt.checkpoint_on_signal_share;
   args.usage_half_life = opt.usage_half_life;
   args.policies = opt.policies;
   args.seeds = *seeds;
@@ -481,6 +485,15 @@ void AddTenantFlags(CLI::App& app, SimulateOptions& o) {
                   "Multi-tenant replay: how long a victim runs on after it is chosen, holding "
                   "its GPUs (a checkpoint due within it still lands); 0s: it stops at once")
       ->capture_default_str();
+  cmd->add_option("--checkpoint-on-signal", o.checkpoint_on_signal,
+                  "Multi-tenant replay: jobs save their state on the termination signal, taking "
+                  "this long (2m); a victim whose --preemption-grace covers it loses only the "
+                  "restore; default: no job does");
+  cmd->add_option("--checkpoint-on-signal-share", o.checkpoint_on_signal_share,
+                  "Multi-tenant replay: with --checkpoint-on-signal, the share of jobs that do "
+                  "(a seeded draw)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1.0));
   cmd->add_option("--usage-half-life", o.usage_half_life,
                   "Multi-tenant replay: fair shares lean against GPU use decayed with this "
                   "half-life (KAI's time-based fair share); 0s: they ignore usage")

@@ -222,6 +222,64 @@ absl::StatusOr<Workloads> MakeWorkloads(const TenantReplayArgs& args) {
   return out;
 }
 
+// --checkpoint-on-signal in seconds; -1 when not given.
+absl::StatusOr<double> SignalSaveSeconds(const TenantReplayArgs& args, double grace) {
+  if (args.checkpoint_on_signal.empty()) return -1;
+  absl::StatusOr<double> save =
+      DurationSeconds("--checkpoint-on-signal", args.checkpoint_on_signal, true);
+  if (save.ok() && *save > grace) {
+    std::fprintf(stderr,
+                 "warning: --checkpoint-on-signal %s is longer than --preemption-grace %s: no "
+                 "victim has the time to save; give a longer grace\n",
+                 args.checkpoint_on_signal.c_str(), args.preemption_grace.c_str());
+  }
+  return save;
+}
+
+// Each seed's workloads, with and without opportunistic work, draw the same jobs.
+void MarkSignalSavers(Workloads& w, const TenantReplayArgs& args) {
+  for (size_t i = 0; i < args.seeds.size(); ++i) {
+    sim::DrawSignalSavers(w.with[i], args.checkpoint_on_signal_share, args.seeds[i]);
+    if (i < w.without.size()) {
+      sim::DrawSignalSavers(w.without[i], args.checkpoint_on_signal_share, args.seeds[i]);
+    }
+  }
+}
+
+// The replay's options from the flags; errors name the flag.
+absl::StatusOr<sim::TenantRunOptions> RunOptions(const TenantReplayArgs& args) {
+  absl::StatusOr<double> interval =
+      DurationSeconds("--checkpoint-interval", args.checkpoint_interval);
+  if (!interval.ok()) return interval.status();
+  absl::StatusOr<double> window = DurationSeconds("--guarantee-window", args.guarantee_window);
+  if (!window.ok()) return window.status();
+  absl::StatusOr<double> min_runtime = DurationSeconds("--min-runtime", args.min_runtime, true);
+  if (!min_runtime.ok()) return min_runtime.status();
+  absl::StatusOr<double> half_life =
+      DurationSeconds("--usage-half-life", args.usage_half_life, true);
+  if (!half_life.ok()) return half_life.status();
+  absl::StatusOr<double> grace = DurationSeconds("--preemption-grace", args.preemption_grace, true);
+  if (!grace.ok()) return grace.status();
+  absl::StatusOr<double> signal_save = SignalSaveSeconds(args, *grace);
+  if (!signal_save.ok()) return signal_save.status();
+  if (args.cluster_gpus < sim::kPodGpus || args.cluster_gpus % sim::kPodGpus != 0) {
+    return absl::InvalidArgumentError(
+        util::Cat("--cluster-gpus ", args.cluster_gpus,
+                  " must be a positive multiple of 8 (whole 8-GPU nodes)"));
+  }
+  sim::TenantRunOptions options;
+  options.nodes = args.cluster_gpus / sim::kPodGpus;
+  options.checkpoint_interval = *interval;
+  options.restore_seconds = args.restore_seconds;
+  options.guarantee_window = *window;
+  options.min_runtime = *min_runtime;
+  options.usage_half_life = *half_life;
+  options.preemption_grace = *grace;
+  options.signal_save_seconds = *signal_save;
+  options.reason_samples = 200;
+  return options;
+}
+
 struct Runs {
   std::vector<std::vector<sim::TenantSummary>> with, without;  // per policy, per seed
 };
@@ -263,23 +321,10 @@ Runs RunAll(const Workloads& w, const std::vector<sim::TenantPolicy>& configs,
 }  // namespace
 
 int RunTenantReplays(const TenantReplayArgs& args) {
-  absl::StatusOr<double> interval =
-      DurationSeconds("--checkpoint-interval", args.checkpoint_interval);
-  if (!interval.ok()) return Fail("simulate", interval.status());
-  absl::StatusOr<double> window = DurationSeconds("--guarantee-window", args.guarantee_window);
-  if (!window.ok()) return Fail("simulate", window.status());
-  absl::StatusOr<double> min_runtime = DurationSeconds("--min-runtime", args.min_runtime, true);
-  if (!min_runtime.ok()) return Fail("simulate", min_runtime.status());
-  absl::StatusOr<double> half_life =
-      DurationSeconds("--usage-half-life", args.usage_half_life, true);
-  if (!half_life.ok()) return Fail("simulate", half_life.status());
-  absl::StatusOr<double> grace = DurationSeconds("--preemption-grace", args.preemption_grace, true);
-  if (!grace.ok()) return Fail("simulate", grace.status());
-  if (args.cluster_gpus < sim::kPodGpus || args.cluster_gpus % sim::kPodGpus != 0) {
-    return Fail("simulate", absl::InvalidArgumentError(util::Cat(
-                                "--cluster-gpus ", args.cluster_gpus,
-                                " must be a positive multiple of 8 (whole 8-GPU nodes)")));
-  }
+  absl::StatusOr<sim::TenantRunOptions> run_options = RunOptions(args);
+  if (!run_options.ok()) return Fail("simulate", run_options.status());
+  const sim::TenantRunOptions& options = *run_options;
+  const bool signal = options.signal_save_seconds >= 0;
   std::vector<std::string> policies =
       args.policies.empty() ? sim::TenantPolicyNames() : args.policies;
   std::vector<sim::TenantPolicy> configs;
@@ -290,15 +335,7 @@ int RunTenantReplays(const TenantReplayArgs& args) {
   }
   absl::StatusOr<Workloads> w = MakeWorkloads(args);
   if (!w.ok()) return Fail("simulate", w.status());
-  sim::TenantRunOptions options;
-  options.nodes = args.cluster_gpus / sim::kPodGpus;
-  options.checkpoint_interval = *interval;
-  options.restore_seconds = args.restore_seconds;
-  options.guarantee_window = *window;
-  options.min_runtime = *min_runtime;
-  options.usage_half_life = *half_life;
-  options.preemption_grace = *grace;
-  options.reason_samples = 200;
+  if (signal) MarkSignalSavers(*w, args);
   const Runs runs = RunAll(*w, configs, options, args);
   const std::vector<std::vector<sim::TenantSummary>>& by_policy = runs.with;
   const std::vector<std::vector<sim::TenantSummary>>& without = runs.without;
@@ -309,6 +346,11 @@ int RunTenantReplays(const TenantReplayArgs& args) {
   Appendf(title, "%s on %d GPUs, checkpoint every %s, restore %.0f s, %zu seeds", w->title.c_str(),
           args.cluster_gpus, args.checkpoint_interval.c_str(), args.restore_seconds,
           args.seeds.size());
+  if (signal) {
+    Appendf(title, ", %g%% of jobs save on the termination signal in %s (grace %s)",
+            args.checkpoint_on_signal_share * 100, args.checkpoint_on_signal.c_str(),
+            args.preemption_grace.c_str());
+  }
   std::string tables = TableText(policies, by_policy);
   if (variants == 2) tables += OpportunisticText(policies, by_policy, without);
   if (!args.report.empty()) {
@@ -321,18 +363,21 @@ int RunTenantReplays(const TenantReplayArgs& args) {
     nlohmann::ordered_json summary = nlohmann::ordered_json::array();
     for (size_t i = 0; i < configs.size(); ++i)
       summary.push_back(SummaryJson(policies[i], by_policy[i], without[i]));
-    nlohmann::ordered_json out = {{"workload", w->name},
-                                  {"cluster_gpus", args.cluster_gpus},
-                                  {"checkpoint_interval_s", options.checkpoint_interval},
-                                  {"restore_seconds", options.restore_seconds},
-                                  {"guarantee_window_s", options.guarantee_window},
-                                  {"min_runtime_s", options.min_runtime},
-                                  {"usage_half_life_s", options.usage_half_life},
-                                  {"preemption_grace_s", options.preemption_grace},
-                                  {"seeds", args.seeds},
-                                  {"note", note},
-                                  {"summary", summary},
-                                  {"pending_reasons", ReasonsJson(policies, by_policy)}};
+    nlohmann::ordered_json out = {
+        {"workload", w->name},
+        {"cluster_gpus", args.cluster_gpus},
+        {"checkpoint_interval_s", options.checkpoint_interval},
+        {"restore_seconds", options.restore_seconds},
+        {"guarantee_window_s", options.guarantee_window},
+        {"min_runtime_s", options.min_runtime},
+        {"usage_half_life_s", options.usage_half_life},
+        {"preemption_grace_s", options.preemption_grace},
+        {"checkpoint_on_signal_s", options.signal_save_seconds},
+        {"checkpoint_on_signal_share", signal ? args.checkpoint_on_signal_share : 0},
+        {"seeds", args.seeds},
+        {"note", note},
+        {"summary", summary},
+        {"pending_reasons", ReasonsJson(policies, by_policy)}};
     std::printf("%s\n", out.dump().c_str());
   } else {
     std::printf("%s\n%s\n%s", title.c_str(), note.c_str(), tables.c_str());

@@ -23,8 +23,10 @@ struct TenantReplayArgs {
   std::string guarantee_window = "1h";
   std::string min_runtime = "0s";       // a duration; 0s: none
   std::string preemption_grace = "0s";  // a duration; 0s: victims stop at once
-  std::string usage_half_life = "0s";   // a duration; 0s: shares ignore usage
-  std::vector<std::string> policies;    // empty: all six
+  std::string checkpoint_on_signal;     // a duration; empty: no job saves on the signal
+  double checkpoint_on_signal_share = 1;
+  std::string usage_half_life = "0s";  // a duration; 0s: shares ignore usage
+  std::vector<std::string> policies;   // empty: all six
   std::vector<uint64_t> seeds;
   int cluster_gpus = 512;
   std::string checkpoint_interval = "30m";

@@ -88,6 +88,8 @@ class Engine {
         metrics_(static_cast<int>(w.tenants.size()), cluster_gpus_,
                  w.jobs.empty() ? 0 : w.jobs.back().submit),
         checkpointing_{o.checkpoint_interval, -1, o.restore_seconds},
+        signal_checkpointing_{o.checkpoint_interval, -1, o.restore_seconds, 0,
+                              o.signal_save_seconds},
         evicted_in_window_(w.jobs.size(), false) {
     if (o.usage_half_life > 0) {
       usage_.emplace(static_cast<int>(w.tenants.size()), o.usage_half_life);
@@ -177,6 +179,12 @@ class Engine {
     return t - sched::LastCheckpoint(t, jobs_[victim].run_start, checkpointing_) <=
            std::min(p_.reclaim_after_checkpoint, o_.checkpoint_interval / 10);
   }
+  const sched::Checkpointing& CheckpointingOf(int id) const {
+    return Spec(id).saves_on_signal ? signal_checkpointing_ : checkpointing_;
+  }
+  bool SavesOnSignal(int id) const {
+    return sched::SavesOnSignal(CheckpointingOf(id), o_.preemption_grace);
+  }
   std::vector<int> fresh_;  // Candidates' list for reclaims at fresh_at_
   double fresh_at_ = kNever;
   double next_sample_ = 0, sample_every_ = 0;
@@ -210,6 +218,7 @@ class Engine {
   // TenantRunOptions::usage_half_life: each tenant's GPU use, decayed.
   std::optional<sched::DecayedUsage> usage_;
   const sched::Checkpointing checkpointing_;  // every job checkpoints at the run's interval
+  const sched::Checkpointing signal_checkpointing_;  // and those that save on the signal
   TenantSummary out_;
   std::vector<double> jct_, delay_high_, delay_low_;
   // Opportunistic work: the non-opportunistic demand's hourly peaks, runs started (windows
@@ -365,8 +374,11 @@ void Engine::Evict(int id, double t) {
     ++window_evictions_;
     evicted_in_window_[id] = true;
   }
-  const double saved =
-      std::max(0.0, sched::LastCheckpoint(stop, j.run_start, checkpointing_) - j.run_start);
+  // What it keeps: all it did until the signal when it saves then, else what it had done at
+  // its last checkpoint.
+  const double saved = std::max(
+      0.0, (SavesOnSignal(id) ? t : sched::LastCheckpoint(stop, j.run_start, checkpointing_)) -
+               j.run_start);
   const double lost = LostNow(id, stop);
   out_.lost_gpu_hours += lost / 3600;
   out_.lost_gpu_seconds.push_back(lost);
@@ -608,7 +620,8 @@ void Engine::Cycle(double t) {
 double Engine::LostNow(int id, double t) const {
   // A run whose start waits for its victims' grace period has done nothing yet.
   const double start = jobs_[id].run_start;
-  return sched::LostGpuSeconds(Spec(id).gpus, std::max(t, start), start, checkpointing_);
+  return sched::LostGpuSecondsSignalled(Spec(id).gpus, std::max(t, start), start,
+                                        CheckpointingOf(id), o_.preemption_grace);
 }
 
 // kai and kueue: victims taken in order (kueue: borrowing tenants first), lowest priority,

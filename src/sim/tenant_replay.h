@@ -58,6 +58,10 @@ struct TenantRunOptions {
   // policies that choose by lost work compare). A victim that would finish within it
   // finishes; its preemptor starts when the grace ends.
   double preemption_grace = 0;
+  // >= 0: jobs marked TenantJob::saves_on_signal save their state on the termination signal,
+  // taking this long: a victim whose grace covers it keeps all its work and loses only the
+  // restore (sched::SavesOnSignal). -1: no job does.
+  double signal_save_seconds = -1;
 };
 
 // Why a job waits after a cycle, with the running jobs whose removal would let it start.

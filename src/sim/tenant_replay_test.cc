@@ -3,6 +3,7 @@
 // every figure worked out by hand, are scenario files (tenant_scenario_test.cc).
 #include "sim/tenant_replay.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <random>
 
@@ -111,6 +112,72 @@ TEST(TenantReplay, AVictimThatEndsWithinItsGraceFinishes) {
   EXPECT_DOUBLE_EQ(s.lost_gpu_hours, 0);
   EXPECT_EQ(s.finished, 2);
   EXPECT_DOUBLE_EQ(s.end_s, 1920);
+}
+
+// A job of 10,000 s on one node that saves on the termination signal in `save` seconds, and
+// a non-preemptible job of the same tenant at 1,700 s; 30 s of grace.
+TenantSummary SavingOnSignal(double save) {
+  TenantJob victim{0, 10'000, 8, 0, false};
+  victim.saves_on_signal = true;
+  TenantWorkload w = Two({victim, {1700, 100, 8, 0, true}});
+  TenantRunOptions o;
+  o.nodes = 1;
+  o.checkpoint_interval = 1800;
+  o.restore_seconds = 60;
+  o.preemption_grace = 30;
+  o.signal_save_seconds = save;
+  return RunTenantReplay(w, *TenantPolicyNamed("gpuplane"), o, 1);
+}
+
+TEST(TenantReplay, AJobThatSavesOnTheSignalWithinItsGraceKeepsItsWork) {
+  // It saves in 20 s of its 30: it keeps the 1,700 s it ran and loses the restore only; the
+  // preemptor runs 1,730-1,830, and the victim needs 8,300 + 60 more.
+  TenantSummary saved = SavingOnSignal(20);
+  EXPECT_EQ(saved.preemptions, 1);
+  EXPECT_NEAR(saved.lost_gpu_hours, 8 * 60 / 3600.0, 1e-9);
+  EXPECT_DOUBLE_EQ(saved.end_s, 1830 + 8360);
+  // It needs 40 s: killed before it has saved, it loses all since its start (no interval
+  // checkpoint by 1,730).
+  TenantSummary killed = SavingOnSignal(40);
+  EXPECT_NEAR(killed.lost_gpu_hours, 8 * 1790 / 3600.0, 1e-9);
+  EXPECT_DOUBLE_EQ(killed.end_s, 1830 + 10'060);
+}
+
+TEST(TenantReplay, LostWorkChoosesTheJobThatSavesOnTheSignal) {
+  // Two 8-GPU jobs of tenant 0 on two nodes: the first checkpointed at 1,800 (100 s ago at
+  // 1,900: 8 x 160 GPU-s to lose); the second started at 200 and has not checkpointed since
+  // (8 x 1,760), but saves on the signal (8 x 60). A non-preemptible job at 1,900 takes the
+  // second.
+  TenantJob saver{200, 10'000, 8, 0, false};
+  saver.saves_on_signal = true;
+  TenantWorkload w = Two({{0, 10'000, 8, 0, false}, saver, {1900, 100, 8, 0, true}});
+  TenantRunOptions o;
+  o.nodes = 2;
+  o.checkpoint_interval = 1800;
+  o.restore_seconds = 60;
+  o.signal_save_seconds = 0;
+  TenantSummary s = RunTenantReplay(w, *TenantPolicyNamed("gpuplane"), o, 1);
+  ASSERT_EQ(s.evictions, std::vector<int>{1});
+  EXPECT_NEAR(s.lost_gpu_hours, 8 * 60 / 3600.0, 1e-9);
+}
+
+TEST(TenantReplay, SignalSaversAreDrawnByTheJobNotItsPlace) {
+  TenantWorkload w = Busy(7);
+  DrawSignalSavers(w, 0.5, 42);
+  const auto savers = std::count_if(w.jobs.begin(), w.jobs.end(),
+                                    [](const TenantJob& j) { return j.saves_on_signal; });
+  EXPECT_GT(savers, 300);
+  EXPECT_LT(savers, 400);
+  // The same job draws the same without the jobs before it.
+  TenantWorkload tail = w;
+  tail.jobs.erase(tail.jobs.begin(), tail.jobs.begin() + 100);
+  DrawSignalSavers(tail, 0.5, 42);
+  for (size_t i = 0; i < tail.jobs.size(); ++i) {
+    EXPECT_EQ(tail.jobs[i].saves_on_signal, w.jobs[i + 100].saves_on_signal);
+  }
+  DrawSignalSavers(w, 0, 42);
+  EXPECT_TRUE(std::none_of(w.jobs.begin(), w.jobs.end(),
+                           [](const TenantJob& j) { return j.saves_on_signal; }));
 }
 
 TEST(TenantReplay, PolicyNames) {

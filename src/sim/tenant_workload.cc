@@ -1,5 +1,6 @@
 #include "sim/tenant_workload.h"
 
+#include <bit>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -38,6 +39,29 @@ TenantWorkload FromPhilly(const PhillyTrace& trace, int cluster_gpus, double hig
                 cluster_gpus, " GPUs (the trace has no quotas); ", percent,
                 "% of jobs drawn non-preemptible (seeded; the trace has no priorities)");
   return w;
+}
+
+namespace {
+
+// SplitMix64's finalizer: a well-mixed 64-bit value from any input.
+uint64_t Mix(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+}  // namespace
+
+void DrawSignalSavers(TenantWorkload& w, double share, uint64_t seed) {
+  for (TenantJob& j : w.jobs) {
+    uint64_t h = Mix(seed);
+    for (uint64_t v : {std::bit_cast<uint64_t>(j.submit), std::bit_cast<uint64_t>(j.duration),
+                       static_cast<uint64_t>(j.gpus), static_cast<uint64_t>(j.tenant)}) {
+      h = Mix(h ^ v);
+    }
+    j.saves_on_signal = static_cast<double>(h >> 11) * 0x1.0p-53 < share;
+  }
 }
 
 }  // namespace gpuplane::sim

@@ -27,6 +27,9 @@ struct TenantJob {
   // Seconds after each start during which it is never a victim (policies that honour
   // min-runtime); < 0: its tenant's (TenantWorkload::min_runtime).
   double min_runtime = -1;
+  // It saves its state on the termination signal (TenantRunOptions::signal_save_seconds says
+  // how long that takes).
+  bool saves_on_signal = false;
 };
 
 struct TenantWorkload {
@@ -47,6 +50,11 @@ struct TenantWorkload {
 // REQUIRES: 0 <= high_fraction <= 1; cluster_gpus > 0.
 TenantWorkload FromPhilly(const PhillyTrace& trace, int cluster_gpus, double high_fraction,
                           uint64_t seed);
+
+// Marks a `share` of the jobs as saving on the termination signal, each by a draw seeded with
+// `seed` and the job's own values (submission, duration, GPUs, tenant), so a job draws the same
+// in a workload with and without opportunistic work. REQUIRES: 0 <= share <= 1.
+void DrawSignalSavers(TenantWorkload& w, double share, uint64_t seed);
 
 }  // namespace gpuplane::sim
 
