@@ -20,14 +20,19 @@ TenantWorkload Two(std::vector<TenantJob> jobs, std::vector<int> guarantees = {8
   return w;
 }
 
-TenantSummary Replay(const TenantWorkload& w, const std::string& policy, int nodes) {
-  absl::StatusOr<TenantPolicy> p = TenantPolicyNamed(policy);
-  EXPECT_TRUE(p.ok());
+// Checkpoints every 1,800 s, a 60 s restore.
+TenantRunOptions Options(int nodes) {
   TenantRunOptions o;
   o.nodes = nodes;
   o.checkpoint_interval = 1800;
   o.restore_seconds = 60;
-  return RunTenantReplay(w, *p, o, 1);
+  return o;
+}
+
+TenantSummary Replay(const TenantWorkload& w, const std::string& policy, int nodes) {
+  absl::StatusOr<TenantPolicy> p = TenantPolicyNamed(policy);
+  EXPECT_TRUE(p.ok());
+  return RunTenantReplay(w, *p, Options(nodes), 1);
 }
 
 // A day of random work from three tenants on 16 nodes, more than fits.
@@ -81,10 +86,7 @@ TEST(TenantReplay, AJobLargerThanTheClusterNeverStartsAndTheReplayEnds) {
 // 60 s) and its high-priority one comes at 1,790 s.
 TenantSummary WithGrace(double duration, double grace) {
   TenantWorkload w = Two({{0, duration, 8, 0, false}, {1790, 100, 8, 0, true}});
-  TenantRunOptions o;
-  o.nodes = 1;
-  o.checkpoint_interval = 1800;
-  o.restore_seconds = 60;
+  TenantRunOptions o = Options(1);
   o.preemption_grace = grace;
   return RunTenantReplay(w, *TenantPolicyNamed("gpuplane"), o, 1);
 }
@@ -120,10 +122,7 @@ TenantSummary SavingOnSignal(double save) {
   TenantJob victim{0, 10'000, 8, 0, false};
   victim.saves_on_signal = true;
   TenantWorkload w = Two({victim, {1700, 100, 8, 0, true}});
-  TenantRunOptions o;
-  o.nodes = 1;
-  o.checkpoint_interval = 1800;
-  o.restore_seconds = 60;
+  TenantRunOptions o = Options(1);
   o.preemption_grace = 30;
   o.signal_save_seconds = save;
   return RunTenantReplay(w, *TenantPolicyNamed("gpuplane"), o, 1);
@@ -151,10 +150,7 @@ TEST(TenantReplay, LostWorkChoosesTheJobThatSavesOnTheSignal) {
   TenantJob saver{200, 10'000, 8, 0, false};
   saver.saves_on_signal = true;
   TenantWorkload w = Two({{0, 10'000, 8, 0, false}, saver, {1900, 100, 8, 0, true}});
-  TenantRunOptions o;
-  o.nodes = 2;
-  o.checkpoint_interval = 1800;
-  o.restore_seconds = 60;
+  TenantRunOptions o = Options(2);
   o.signal_save_seconds = 0;
   TenantSummary s = RunTenantReplay(w, *TenantPolicyNamed("gpuplane"), o, 1);
   ASSERT_EQ(s.evictions, std::vector<int>{1});
