@@ -23,13 +23,14 @@ inline constexpr std::string_view kCheckpointIntervalAnnotation = "gpuplane.io/c
 inline constexpr std::string_view kLastCheckpointAnnotation = "gpuplane.io/last-checkpoint";
 inline constexpr std::string_view kRestoreSecondsAnnotation = "gpuplane.io/restore-seconds";
 inline constexpr std::string_view kMinRuntimeAnnotation = "gpuplane.io/min-runtime";
-inline constexpr std::string_view kCheckpointOnSignalAnnotation = "gpuplane.io/checkpoint-on-signal";
+inline constexpr std::string_view kCheckpointOnSignalAnnotation =
+    "gpuplane.io/checkpoint-on-signal";
 
 struct Checkpointing {
   double interval_seconds = 0;  // 0: the job does not say (nothing is assumed saved)
   double last_checkpoint = -1;  // seconds since 1970; -1: not known
   double restore_seconds = 0;
-  double min_runtime_seconds = 0;  // 0: none
+  double min_runtime_seconds = 0;   // 0: none
   double signal_save_seconds = -1;  // >= 0: it saves on the termination signal, taking this long
 };
 

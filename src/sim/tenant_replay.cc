@@ -185,6 +185,11 @@ class Engine {
   bool SavesOnSignal(int id) const {
     return sched::SavesOnSignal(CheckpointingOf(id), o_.preemption_grace);
   }
+  // How long a victim holds its GPUs after its termination signal: until it has saved when it
+  // saves on the signal (it exits then), else its whole grace period.
+  double StopDelay(int id) const {
+    return SavesOnSignal(id) ? o_.signal_save_seconds : o_.preemption_grace;
+  }
   std::vector<int> fresh_;  // Candidates' list for reclaims at fresh_at_
   double fresh_at_ = kNever;
   double next_sample_ = 0, sample_every_ = 0;
@@ -217,7 +222,7 @@ class Engine {
   TenantMetrics metrics_;
   // TenantRunOptions::usage_half_life: each tenant's GPU use, decayed.
   std::optional<sched::DecayedUsage> usage_;
-  const sched::Checkpointing checkpointing_;  // every job checkpoints at the run's interval
+  const sched::Checkpointing checkpointing_;         // every job checkpoints at the run's interval
   const sched::Checkpointing signal_checkpointing_;  // and those that save on the signal
   TenantSummary out_;
   std::vector<double> jct_, delay_high_, delay_low_;
@@ -364,7 +369,7 @@ void Engine::Finish(int id, double t) {
 
 void Engine::Evict(int id, double t) {
   JobState& j = jobs_[id];
-  const double stop = t + o_.preemption_grace;  // it runs on through its grace period
+  const double stop = t + StopDelay(id);  // it runs on through its grace period, or saves
   if (j.run_start + j.remaining <= stop) {
     ++j.epoch;  // it finishes within the grace: nothing is lost
     Finish(id, j.run_start + j.remaining);
@@ -746,13 +751,15 @@ bool Engine::TryPreempt(int id, double t) {
   if (!v || v->jobs.empty()) return false;
   std::map<int, size_t> pods_hit;
   for (size_t u : v->jobs) pods_hit[owner[u]] += 1;
+  double gone = t;  // when the last victim has stopped
   for (const auto& [r, hit] : pods_hit) {
     // A pod of a gang taken alone: the rest of the gang dies with it.
     if (by_pod && hit < jobs_[r].pods.size()) out_.partial_gang_evictions += 1;
     NoteReclaim(s.tenant, Spec(r).tenant, t);
+    gone = std::max(gone, t + StopDelay(r));
     Evict(r, t);
   }
-  start_after_ = t + o_.preemption_grace;  // its victims' grace periods
+  start_after_ = gone;  // its victims' grace periods, or their saves
   const bool placed = TryPlace(id, t);
   start_after_ = kNever;
   return placed;

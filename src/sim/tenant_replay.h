@@ -59,8 +59,9 @@ struct TenantRunOptions {
   // finishes; its preemptor starts when the grace ends.
   double preemption_grace = 0;
   // >= 0: jobs marked TenantJob::saves_on_signal save their state on the termination signal,
-  // taking this long: a victim whose grace covers it keeps all its work and loses only the
-  // restore (sched::SavesOnSignal). -1: no job does.
+  // taking this long: a victim whose grace covers it keeps all its work, loses only the
+  // restore (sched::SavesOnSignal) and exits once saved, which is when its preemptor may start
+  // (when no other victim holds on longer). -1: no job does.
   double signal_save_seconds = -1;
 };
 

@@ -129,16 +129,18 @@ TenantSummary SavingOnSignal(double save) {
 }
 
 TEST(TenantReplay, AJobThatSavesOnTheSignalWithinItsGraceKeepsItsWork) {
-  // It saves in 20 s of its 30: it keeps the 1,700 s it ran and loses the restore only; the
-  // preemptor runs 1,730-1,830, and the victim needs 8,300 + 60 more.
+  // It saves in 20 s of its 30 and exits: it keeps the 1,700 s it ran and loses the restore
+  // only; the preemptor waits 20 s and runs 1,720-1,820, and the victim needs 8,300 + 60 more.
   TenantSummary saved = SavingOnSignal(20);
   EXPECT_EQ(saved.preemptions, 1);
   EXPECT_NEAR(saved.lost_gpu_hours, 8 * 60 / 3600.0, 1e-9);
-  EXPECT_DOUBLE_EQ(saved.end_s, 1830 + 8360);
-  // It needs 40 s: killed before it has saved, it loses all since its start (no interval
-  // checkpoint by 1,730).
+  EXPECT_DOUBLE_EQ(saved.queue_delay_p95_high_s, 20);
+  EXPECT_DOUBLE_EQ(saved.end_s, 1820 + 8360);
+  // It needs 40 s: killed at 30 before it has saved, it loses all since its start (no
+  // interval checkpoint by 1,730).
   TenantSummary killed = SavingOnSignal(40);
   EXPECT_NEAR(killed.lost_gpu_hours, 8 * 1790 / 3600.0, 1e-9);
+  EXPECT_DOUBLE_EQ(killed.queue_delay_p95_high_s, 30);
   EXPECT_DOUBLE_EQ(killed.end_s, 1830 + 10'060);
 }
 
