@@ -2,7 +2,8 @@
 // a run time, whole GPUs and a tenant, each tenant with a guaranteed number of GPUs; jobs of
 // more than 8 GPUs are gangs of 8-GPU pods. From the Philly trace, tenants' guarantees come
 // from their share of its GPU time (philly.h says why), and a seeded draw marks a fraction of
-// jobs non-preemptible (`high`; the trace has no priorities). Plain values; pure functions;
+// jobs non-preemptible (`high`; the trace has no priorities); another, when asked, marks a
+// share as saving on the termination signal (no trace says). Plain values; pure functions;
 // thread-safe. The day/night workload with opportunistic work is daynight.h's.
 #ifndef GPUPLANE_SIM_TENANT_WORKLOAD_H_
 #define GPUPLANE_SIM_TENANT_WORKLOAD_H_
