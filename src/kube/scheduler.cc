@@ -5,7 +5,6 @@
 #include <cstdio>
 #include <set>
 #include <thread>
-#include <tuple>
 #include <utility>
 #include <variant>
 
@@ -15,6 +14,8 @@
 #include "absl/time/time.h"
 #include "api/storage_types.h"
 #include "api/writer.h"
+#include "kube/disruption_budget.h"
+#include "kube/internal/scheduler_job.h"
 #include "kube/json_field.h"
 #include "sched/fair_share.h"
 #include "sched/pass.h"
@@ -24,19 +25,22 @@
 
 namespace gpuplane::kube {
 
-// A PodDisruptionBudget as preemption reads it: the pods it selects in its namespace, and how
-// many of them may be disrupted now (status.disruptionsAllowed; 0 until its controller says).
-struct DisruptionBudget {
-  std::string ns;
-  nlohmann::json selector;  // null: selects nothing
-  int64_t allowed = 0;
-};
-
-namespace {
-
-using nlohmann::json;
+namespace internal {
 
 void Log(const std::string& msg) { std::fprintf(stderr, "gpuplane scheduler: %s\n", msg.c_str()); }
+
+std::string KeyPart(const std::string& key, size_t part) {
+  std::vector<std::string> parts = absl::StrSplit(key, '/');
+  return part < parts.size() ? parts[part] : "";
+}
+
+}  // namespace internal
+
+using internal::KeyPart;
+using internal::Log;
+using nlohmann::json;
+
+namespace {
 
 // Where a pod stands for this scheduler's passes.
 enum class PodState {
@@ -147,20 +151,6 @@ double CreatedAgo(const json& pod) {
   return absl::ToDoubleSeconds(absl::Now() - t);
 }
 
-std::string Split(const std::string& key, size_t part) {
-  std::vector<std::string> parts = absl::StrSplit(key, '/');
-  return part < parts.size() ? parts[part] : "";
-}
-
-using DeviceId = std::tuple<std::string, std::string, std::string>;  // driver, pool, device
-
-void AddDevices(const json& allocation, std::set<DeviceId>& out) {
-  if (!allocation.is_object() || !allocation.contains("devices")) return;
-  for (const json& r : Field(allocation["devices"], "results")) {
-    out.emplace(Str(r, "driver"), Str(r, "pool"), Str(r, "device"));
-  }
-}
-
 // A Node the API does not have cannot run a pod: slices (and devices) naming one are not
 // offered, with one log line each. (Offline, `gpuplane schedule` keeps them: files may omit
 // Node objects.) The cache's objects are not changed: a slice that keeps some devices is
@@ -224,91 +214,6 @@ sched::QueueTree QueuesOf(api::ObjectRefs& work, std::set<std::string>& warned) 
   return sched::QueueTree();
 }
 
-std::vector<DisruptionBudget> Budgets(const std::vector<json>& pdbs) {
-  std::vector<DisruptionBudget> out;
-  for (const json& b : pdbs) {
-    DisruptionBudget budget;
-    budget.ns = Str(Field(b, "metadata"), "namespace");
-    const json& spec = Field(b, "spec");
-    if (spec.contains("selector")) budget.selector = spec["selector"];  // null: selects nothing
-    const json& status = Field(b, "status");
-    if (status.contains("disruptionsAllowed") && status["disruptionsAllowed"].is_number_integer()) {
-      budget.allowed = status["disruptionsAllowed"].get<int64_t>();
-    }
-    out.push_back(std::move(budget));
-  }
-  return out;
-}
-
-// A label selector (matchLabels, matchExpressions) against a pod's labels.
-bool Selects(const json& selector, const std::map<std::string, std::string>& labels) {
-  if (!selector.is_object()) return false;
-  const json& match = Field(selector, "matchLabels");
-  for (const auto& [key, value] : match.items()) {
-    auto it = labels.find(key);
-    if (it == labels.end() || !value.is_string() || it->second != value.get<std::string>()) {
-      return false;
-    }
-  }
-  for (const json& e : Field(selector, "matchExpressions")) {
-    if (!e.is_object()) return false;
-    std::string_view op = Str(e, "operator");
-    auto it = labels.find(std::string(Str(e, "key")));
-    bool has = it != labels.end();
-    bool in = false;
-    for (const json& v : Field(e, "values")) {
-      in = in || (has && v.is_string() && v.get<std::string>() == it->second);
-    }
-    if ((op == "In" && !in) || (op == "NotIn" && in) || (op == "Exists" && !has) ||
-        (op == "DoesNotExist" && has)) {
-      return false;
-    }
-    if (op != "In" && op != "NotIn" && op != "Exists" && op != "DoesNotExist") return false;
-  }
-  return true;
-}
-
-bool Covers(const DisruptionBudget& b, const std::string& ns,
-            const std::map<std::string, std::string>& labels) {
-  return b.ns == ns && Selects(b.selector, labels);
-}
-
-bool Covers(const DisruptionBudget& b, const sched::PodInfo& p) {
-  return Covers(b, p.pod->metadata.namespace_name, p.pod->metadata.labels);
-}
-
-// The job a running pod (as the API serves it) belongs to: its PodGroup or Workload pod group
-// and replica, else the pod itself (as sched/preempt.cc groups victims).
-std::string JobOf(const json& pod) {
-  const json& meta = Field(pod, "metadata");
-  std::string_view ns = Str(meta, "namespace");
-  const json& labels = Field(meta, "labels");
-  if (labels.contains(sched::kPodGroupLabel) && labels[sched::kPodGroupLabel].is_string()) {
-    return util::Cat("PodGroup/", ns, "/", labels[sched::kPodGroupLabel].get<std::string>());
-  }
-  const json& spec = Field(pod, "spec");
-  if (spec.contains("workloadRef") && spec["workloadRef"].is_object()) {
-    const json& w = spec["workloadRef"];
-    return util::Cat("Workload/", ns, "/", Str(w, "name"), "/", Str(w, "podGroup"), "/",
-                     Str(w, "podGroupReplicaKey"));
-  }
-  return util::Cat("Pod/", ns, "/", Str(meta, "name"));
-}
-
-// Whether this scheduler marked the pod preempted (DisruptionTarget, PreemptionByScheduler,
-// naming it).
-bool MarkedBy(const json& pod, const std::string& scheduler) {
-  const json& status = Field(pod, "status");
-  for (const json& c : Field(status, "conditions")) {
-    if (Str(c, "type") == "DisruptionTarget" && Str(c, "status") == "True" &&
-        Str(c, "reason") == "PreemptionByScheduler" &&
-        Str(c, "message").find(util::Cat("(", scheduler, ")")) != std::string_view::npos) {
-      return true;
-    }
-  }
-  return false;
-}
-
 // The pod's status.extendedResourceClaimStatus.requestMappings.
 json MappingsJson(const std::vector<sched::ExtendedRequestMapping>& mappings) {
   json out = json::array();
@@ -337,35 +242,6 @@ json ClaimToCreate(const sched::PodInfo& p, const sched::ClaimUse& u) {
 }
 
 }  // namespace
-
-// One unit of writes: a single pod, or the members of one gang object decided together; or
-// one pod's unschedulable report.
-struct Scheduler::Job {
-  struct Member {
-    PodRef pod;
-    std::string node;
-    double created_ago = -1;
-    json cached_pod;
-    std::vector<std::pair<std::string, json>> claims;  // "ns/name", allocation
-    // Unbound WaitForFirstConsumer claims: each reserved its volume, or annotated with the node
-    // to provision one, before binding.
-    std::vector<sched::VolumeChoice> volumes;
-    // The claim for the pod's extended resources backed by DRA, among `claims` ("" when none):
-    // created first when `extended_create` is not null (the object to create), and named in
-    // the pod's status with `extended_mappings` before binding.
-    std::string extended_key;
-    json extended_create;
-    json extended_mappings;
-  };
-  std::string gang_kind, gang_ns, gang_name;  // empty for single pods
-  std::vector<Member> members;
-  std::string unschedulable;  // the reason to report, for a report
-  // A report of a pod that preempts: the node it waits for, and the victims this job evicts
-  // (with whether a PodDisruptionBudget covers each: then through the Eviction API).
-  std::string nominated;
-  std::vector<std::pair<PodRef, bool>> victims;
-  bool done = false;
-};
 
 Scheduler::Scheduler(const Client& client, SchedulerOptions options)
     : client_(client), writer_(client), options_(std::move(options)) {
@@ -762,13 +638,13 @@ std::vector<Scheduler::Job> Scheduler::Plan(const sched::PassResult& pass, int64
     }
     const sched::Gang* g = p.gang >= 0 ? &pods.gangs[p.gang] : nullptr;
     if (g != nullptr && (g->kind == "PodGroup" || g->kind == "Workload")) {
-      std::string object = util::Cat(g->kind, "/", Split(g->key, 0), "/", Split(g->key, 1));
+      std::string object = util::Cat(g->kind, "/", KeyPart(g->key, 0), "/", KeyPart(g->key, 1));
       auto [it, fresh] = gang_jobs.emplace(object, jobs.size());
       if (fresh) {
         Job job;
         job.gang_kind = g->kind;
-        job.gang_ns = Split(g->key, 0);
-        job.gang_name = Split(g->key, 1);
+        job.gang_ns = KeyPart(g->key, 0);
+        job.gang_name = KeyPart(g->key, 1);
         jobs.push_back(std::move(job));
       }
       jobs[it->second].members.push_back(std::move(member));
@@ -784,19 +660,6 @@ std::vector<Scheduler::Job> Scheduler::Plan(const sched::PassResult& pass, int64
   return jobs;
 }
 
-void Scheduler::WriteAll(std::vector<Job>& jobs) {
-  // The writes, in parallel; the cycle ends when all are done.
-  std::atomic<size_t> next{0};
-  std::vector<std::thread> workers;
-  int n = std::max(1, std::min<int>(options_.writers, static_cast<int>(jobs.size())));
-  for (int w = 0; w < n && !jobs.empty(); ++w) {
-    workers.emplace_back([&] {
-      for (size_t j = next++; j < jobs.size(); j = next++) Execute(jobs[j]);
-    });
-  }
-  for (std::thread& t : workers) t.join();
-}
-
 void Scheduler::Remember(const sched::PodSet& pods, const std::vector<Job>& jobs) {
   std::map<std::string, std::string> reported;  // only pods still pending are remembered
   for (const sched::PodInfo& p : pods.pods) {
@@ -809,342 +672,6 @@ void Scheduler::Remember(const sched::PodSet& pods, const std::vector<Job>& jobs
     }
   }
   reported_ = std::move(reported);
-}
-
-bool Scheduler::WritePod(const Job& job, size_t i, std::vector<std::string>& allocated) {
-  const Job::Member& m = job.members[i];
-  for (const auto& [key, allocation] : m.claims) {
-    std::optional<json> claim = cache_->Get("ResourceClaim", key);
-    if (!claim) {
-      Log(util::Cat("pod ", m.pod.ns, "/", m.pod.name, ": ResourceClaim ", key,
-                    " is not in the cache"));
-      return false;
-    }
-    absl::StatusOr<json> written = writer_.AllocateClaim(*claim, allocation, m.pod);
-    if (!written.ok()) {
-      metrics_.ApiError("claim");
-      Log(util::Cat("pod ", m.pod.ns, "/", m.pod.name, ": ",
-                    std::string(written.status().message())));
-      return false;
-    }
-    cache_->Assume("ResourceClaim", *written);
-    allocated.push_back(key);
-  }
-  // As kube-scheduler's VolumeBinding does: a volume reserved for each claim, or the node named
-  // for its provisioner, which makes the volume where the pod runs.
-  for (const sched::VolumeChoice& v : m.volumes) {
-    absl::Status s;
-    if (v.volume.empty()) {
-      s = writer_.Annotate(PersistentVolumeClaimPath(Split(v.claim, 0), Split(v.claim, 1)),
-                           api::kSelectedNodeAnnotation, m.node);
-    } else {
-      std::optional<json> pv = cache_->Get("PersistentVolume", v.volume);
-      std::string rv(pv ? Str(Field(*pv, "metadata"), "resourceVersion") : "");
-      s = writer_.ReserveVolume(v.volume, rv, Split(v.claim, 0), Split(v.claim, 1), v.uid);
-    }
-    if (!s.ok()) {
-      metrics_.ApiError("volume");
-      Log(util::Cat("pod ", m.pod.ns, "/", m.pod.name, ": ", std::string(s.message())));
-      return false;
-    }
-  }
-  if (!m.extended_key.empty() &&
-      Str(Field(Field(m.cached_pod, "status"), "extendedResourceClaimStatus"),
-          "resourceClaimName") != Split(m.extended_key, 1)) {
-    absl::Status s =
-        writer_.SetExtendedClaimStatus(m.pod, Split(m.extended_key, 1), m.extended_mappings);
-    if (!s.ok()) {
-      metrics_.ApiError("pod status");
-      Log(std::string(s.message()));
-      return false;
-    }
-  }
-  absl::Status s = writer_.Bind(m.pod, m.node);
-  if (!s.ok() && s.code() != absl::StatusCode::kAlreadyExists) {
-    metrics_.ApiError("binding");
-    Log(std::string(s.message()));
-    return false;
-  }
-  json pod = m.cached_pod;
-  pod["spec"]["nodeName"] = m.node;
-  std::string rv(Str(Field(pod, "metadata"), "resourceVersion"));
-  int64_t v = 0;
-  pod["metadata"]["resourceVersion"] = std::to_string((absl::SimpleAtoi(rv, &v) ? v : 0) + 1);
-  cache_->Assume("Pod", std::move(pod));
-  metrics_.Attempt("scheduled");
-  if (m.created_ago >= 0) metrics_.Latency(m.created_ago);
-  return true;
-}
-
-void Scheduler::Report(Job& job) {
-  const PodRef& pod = job.members[0].pod;
-  // The preemptor's report and nomination first: a pass that sees a victim leaving then also
-  // sees the node held for the pod it leaves for (pods come in one watch stream, in order),
-  // so it waits instead of preempting another victim; and no victim goes for a preemptor
-  // that could not be told (deleted, say).
-  absl::Status s = writer_.MarkUnschedulable(pod, job.unschedulable, options_.name, job.nominated);
-  metrics_.Attempt("unschedulable");
-  if (!s.ok()) {
-    if (s.code() != absl::StatusCode::kNotFound) {
-      metrics_.ApiError("unschedulable");
-      Log(std::string(s.message()));
-    }
-    return;
-  }
-  // Every victim marked before any is evicted: a leader that finds a marked victim still
-  // running finishes the preemption of its whole job (Recover).
-  std::string why = util::Cat("preempted by ", pod.ns, "/", pod.name, " (", options_.name,
-                              "), which will run on node ", job.nominated);
-  for (const auto& [victim, eviction] : job.victims) {
-    if (!leading_()) return;
-    if (absl::Status m = writer_.MarkPreempted(victim, why, options_.name); !m.ok()) {
-      metrics_.ApiError("preemption");
-      Log(std::string(m.message()));
-    }
-  }
-  bool evicted = true;  // else the job is tried again after its backoff, victims and all
-  for (const auto& [victim, eviction] : job.victims) {
-    if (!leading_()) return;
-    if (absl::Status e = writer_.Evict(victim, eviction); e.ok()) {
-      ++metrics_.victims;
-    } else {
-      evicted = false;
-      metrics_.ApiError("preemption");
-      Log(std::string(e.message()));
-    }
-  }
-  if (!job.victims.empty() && evicted) ++metrics_.preemptions;
-  job.done = evicted;
-}
-
-bool Scheduler::CreateExtendedClaims(Job& job) {
-  for (Job::Member& m : job.members) {
-    if (m.extended_create.is_null()) continue;
-    if (!leading_()) return false;
-    absl::StatusOr<json> made = writer_.CreateClaim(m.pod.ns, m.extended_create);
-    if (!made.ok()) {
-      metrics_.ApiError("claim");
-      Log(util::Cat("pod ", m.pod.ns, "/", m.pod.name, ": ", std::string(made.status().message())));
-      return false;
-    }
-    std::string key = util::Cat(m.pod.ns, "/", Str(Field(*made, "metadata"), "name"));
-    for (auto& [claim, allocation] : m.claims) {
-      if (claim == m.extended_key) claim = key;
-    }
-    m.extended_key = key;
-    m.extended_create = json();
-    cache_->Assume("ResourceClaim", std::move(*made));
-  }
-  return true;
-}
-
-void Scheduler::Execute(Job& job) {
-  if (!leading_()) return;
-  if (!job.unschedulable.empty()) return Report(job);
-  // Made before anything is written for the pods: a claim made and not used is found again
-  // (by its owner) in the next cycle, and the garbage collector deletes it with its pod.
-  if (!CreateExtendedClaims(job)) {
-    metrics_.Attempt("error");
-    return;
-  }
-  if (job.gang_kind.empty()) {
-    std::vector<std::string> allocated;
-    if (WritePod(job, 0, allocated)) {
-      job.done = true;
-      return;
-    }
-    for (const std::string& key : allocated) {
-      absl::Status s = writer_.ReleaseClaim(Split(key, 0), Split(key, 1), job.members[0].pod.uid);
-      if (!s.ok()) Log(std::string(s.message()));
-    }
-    metrics_.Attempt("error");
-    return;
-  }
-  // A gang: the intent first, then every member, then the intent removed.
-  json intent = IntentOf(job);
-  std::string path = GangObjectPath(job.gang_kind, job.gang_ns, job.gang_name);
-  if (absl::Status s = writer_.Annotate(path, kGangIntent, intent.dump()); !s.ok()) {
-    metrics_.ApiError("intent");
-    Log(std::string(s.message()));
-    return;
-  }
-  bool all = true;
-  for (size_t i = 0; i < job.members.size() && all; ++i) {
-    std::vector<std::string> allocated;
-    all = leading_() && WritePod(job, i, allocated);
-  }
-  if (!all) {
-    if (!leading_()) return;  // the next leader finishes the intent
-    RollBack(job.gang_ns, intent);
-    metrics_.Attempt("error");
-  }
-  if (absl::Status s = writer_.Annotate(path, kGangIntent, std::nullopt); !s.ok()) {
-    metrics_.ApiError("intent");
-    Log(std::string(s.message()));
-    return;
-  }
-  job.done = all;
-}
-
-json Scheduler::IntentOf(const Job& job) {
-  json intent = {{"members", json::array()}};
-  for (const Job::Member& m : job.members) {
-    json claims = json::array();
-    for (const auto& [key, allocation] : m.claims) {
-      claims.push_back({{"name", Split(key, 1)}, {"allocation", allocation}});
-    }
-    json member = {{"pod", m.pod.name}, {"uid", m.pod.uid}, {"node", m.node}, {"claims", claims}};
-    if (!m.extended_key.empty()) {
-      member["extended"] = {{"claim", Split(m.extended_key, 1)}, {"mappings", m.extended_mappings}};
-    }
-    for (const sched::VolumeChoice& v : m.volumes) {
-      json choice = {{"claim", Split(v.claim, 1)}, {"uid", v.uid}};
-      if (!v.volume.empty()) choice["volume"] = v.volume;
-      member["volumes"].push_back(std::move(choice));
-    }
-    intent["members"].push_back(std::move(member));
-  }
-  return intent;
-}
-
-void Scheduler::FinishPreemptions() {
-  std::vector<json> pods = cache_->List("Pod");
-  std::set<std::string> jobs;  // jobs with a victim this scheduler marked and that still runs
-  auto running = [](const json& p) {
-    return !Str(Field(p, "spec"), "nodeName").empty() &&
-           !Field(p, "metadata").contains("deletionTimestamp");
-  };
-  for (const json& p : pods) {
-    if (running(p) && MarkedBy(p, options_.name)) jobs.insert(JobOf(p));
-  }
-  if (jobs.empty()) return;
-  std::vector<DisruptionBudget> budgets = Budgets(cache_->List("PodDisruptionBudget"));
-  for (const json& p : pods) {
-    if (!running(p) || !jobs.contains(JobOf(p))) continue;
-    const json& meta = Field(p, "metadata");
-    PodRef ref{std::string(Str(meta, "namespace")), std::string(Str(meta, "name")),
-               std::string(Str(meta, "uid"))};
-    std::map<std::string, std::string> labels;
-    for (const auto& [k, v] : Field(meta, "labels").items()) {
-      if (v.is_string()) labels[k] = v.get<std::string>();
-    }
-    bool covered = false;
-    for (const DisruptionBudget& b : budgets) covered = covered || Covers(b, ref.ns, labels);
-    if (!MarkedBy(p, options_.name)) {
-      std::string why = util::Cat("preempted (", options_.name,
-                                  "): a member of a job whose preemption a previous leader began");
-      if (absl::Status s = writer_.MarkPreempted(ref, why, options_.name); !s.ok()) {
-        Log(std::string(s.message()));
-      }
-    }
-    if (absl::Status s = writer_.Evict(ref, covered); s.ok()) {
-      ++metrics_.victims;
-      Log(util::Cat("pod ", ref.ns, "/", ref.name,
-                    ": a preemption a previous leader began is finished (its job goes whole)"));
-    } else {
-      Log(std::string(s.message()));
-    }
-  }
-}
-
-void Scheduler::Recover() {
-  FinishPreemptions();
-  for (const char* kind : {"PodGroup", "Workload"}) {
-    for (const json& obj : cache_->List(kind)) {
-      const json& meta = Field(obj, "metadata");
-      const json& annotations = Field(meta, "annotations");
-      if (!annotations.contains(kGangIntent)) continue;
-      std::string ns(Str(meta, "namespace"));
-      std::string name(Str(meta, "name"));
-      const json& text = annotations[kGangIntent];
-      std::optional<json> intent =
-          text.is_string() ? ReadIntent(text.get<std::string>()) : std::nullopt;
-      if (!intent) {
-        Log(util::Cat(kind, " ", ns, "/", name, ": the annotation ", kGangIntent,
-                      " is not an intent this scheduler wrote; removed without acting on it"));
-      } else {
-        bool forward = RollForward(ns, *intent);
-        if (!forward) RollBack(ns, *intent);
-        Log(util::Cat(kind, " ", ns, "/", name, ": an open gang intent rolled ",
-                      forward ? "forward (every member bound as planned)"
-                              : "back (claims released, bound members deleted)"));
-        ++(forward ? metrics_.intents_forward : metrics_.intents_back);
-      }
-      if (absl::Status s =
-              writer_.Annotate(GangObjectPath(kind, ns, name), kGangIntent, std::nullopt);
-          !s.ok()) {
-        Log(std::string(s.message()));
-      }
-    }
-  }
-}
-
-bool Scheduler::RollForward(const std::string& ns, const json& intent) {
-  // Devices held by claims outside the intent: any of them in the plan makes it invalid.
-  std::set<std::string> planned;
-  for (const json& m : intent["members"]) {
-    for (const json& c : Field(m, "claims")) {
-      planned.insert(util::Cat(ns, "/", Str(c, "name")));
-    }
-  }
-  std::set<DeviceId> taken, wanted;
-  for (const json& c : cache_->List("ResourceClaim")) {
-    if (planned.contains(Informer::KeyOf(c))) continue;
-    if (c.contains("status") && c["status"].contains("allocation")) {
-      AddDevices(c["status"]["allocation"], taken);
-    }
-  }
-  Job job;
-  for (const json& m : intent["members"]) {
-    const std::string name(Str(m, "pod")), uid(Str(m, "uid")), node(Str(m, "node"));
-    std::optional<json> pod = cache_->Get("Pod", util::Cat(ns, "/", name));
-    if (!pod || Str(Field(*pod, "metadata"), "uid") != uid) return false;
-    std::string_view bound = Str(Field(*pod, "spec"), "nodeName");
-    if (!bound.empty() && bound != node) return false;
-    Job::Member member{{ns, name, uid}, node, -1, *pod, {}};
-    for (const json& c : Field(m, "claims")) {
-      AddDevices(c["allocation"], wanted);
-      member.claims.emplace_back(util::Cat(ns, "/", Str(c, "name")), c["allocation"]);
-    }
-    if (const json& e = Field(m, "extended"); e.is_object()) {
-      member.extended_key = util::Cat(ns, "/", Str(e, "claim"));
-      member.extended_mappings = Field(e, "mappings");
-    }
-    for (const json& v : Field(m, "volumes")) {
-      member.volumes.push_back({util::Cat(ns, "/", Str(v, "claim")), std::string(Str(v, "uid")),
-                                std::string(Str(v, "volume"))});
-    }
-    job.members.push_back(std::move(member));
-  }
-  for (const DeviceId& d : wanted) {
-    if (taken.contains(d)) return false;
-  }
-  for (size_t i = 0; i < job.members.size(); ++i) {
-    std::vector<std::string> allocated;
-    if (!WritePod(job, i, allocated)) return false;
-  }
-  return true;
-}
-
-void Scheduler::RollBack(const std::string& ns, const json& intent) {
-  for (const json& m : intent["members"]) {
-    PodRef pod{ns, std::string(Str(m, "pod")), std::string(Str(m, "uid"))};
-    std::optional<json> cached = cache_->Get("Pod", ns + "/" + pod.name);
-    // A member bound meanwhile is deleted (its controller makes a new one); the API is asked,
-    // not the cache, which may not have seen the binding yet.
-    absl::StatusOr<Response> live = client_.Get(PodPath(ns, pod.name));
-    json got = live.ok() && live->ok() ? json::parse(live->body, nullptr, false) : json();
-    bool bound = !Str(Field(got, "spec"), "nodeName").empty();
-    if (bound || (cached && !Str(Field(*cached, "spec"), "nodeName").empty())) {
-      if (absl::Status s = writer_.DeletePod(pod); !s.ok()) Log(std::string(s.message()));
-    }
-    for (const json& c : Field(m, "claims")) {
-      if (absl::Status s = writer_.ReleaseClaim(ns, std::string(Str(c, "name")), pod.uid);
-          !s.ok()) {
-        Log(std::string(s.message()));
-      }
-    }
-  }
 }
 
 }  // namespace gpuplane::kube

@@ -76,7 +76,7 @@ struct PodSet;
 
 namespace gpuplane::kube {
 
-struct DisruptionBudget;  // scheduler.cc
+struct DisruptionBudget;  // disruption_budget.h
 
 struct SchedulerOptions {
   std::string name = "gpuplane";  // the spec.schedulerName served
