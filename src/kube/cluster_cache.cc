@@ -86,7 +86,7 @@ constexpr KindSpec kKinds[] = {
 
 }  // namespace
 
-ClusterCache::ClusterCache(const Client& client, const std::function<void()>& on_change,
+ClusterCache::ClusterCache(const Client& client, const ChangeHandler& on_change,
                            double absent_recheck_seconds)
     : absent_recheck_seconds_(absent_recheck_seconds) {
   for (const KindSpec& k : kKinds) {
@@ -98,7 +98,11 @@ ClusterCache::ClusterCache(const Client& client, const std::function<void()>& on
     kind->optional = k.optional;
     kind->decoded = k.decoded;
     Informer::Handler h = nullptr;
-    if (on_change) h = [on_change](EventType, const nlohmann::json&) { on_change(); };
+    if (on_change) {
+      h = [on_change, name = kind->kind](EventType type, const nlohmann::json& object) {
+        on_change(name, type, object);
+      };
+    }
     kind->informer = std::make_unique<Informer>(client, InformerOptions{.path = k.path}, h);
     kinds_.push_back(std::move(kind));
   }

@@ -38,8 +38,11 @@ namespace gpuplane::kube {
 
 class ClusterCache {
  public:
-  // on_change: called after any cached object changes (from an informer's thread).
-  ClusterCache(const Client& client, const std::function<void()>& on_change,
+  // Called after a cached object changes, from an informer's thread, with the object's kind
+  // ("Pod", "ResourceClaim", ...) and the object as the watch event had it.
+  using ChangeHandler =
+      std::function<void(std::string_view kind, EventType type, const nlohmann::json& object)>;
+  ClusterCache(const Client& client, const ChangeHandler& on_change,
                double absent_recheck_seconds = 10);
   ~ClusterCache();
   ClusterCache(const ClusterCache&) = delete;

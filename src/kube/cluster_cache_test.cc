@@ -9,6 +9,7 @@
 #include <string>
 #include <thread>
 
+#include "kube/json_field.h"
 #include "kube/rest_config.h"
 #include "sched/pass.h"
 
@@ -74,7 +75,14 @@ TEST(ClusterCachePlaneTest, ALivePassPlacesAPendingPod) {
              json::array({{{"name", "gpu"}, {"resourceClaimName", "two-gpus"}}})}}}});
 
   std::atomic<int> changes{0};
-  ClusterCache cache(c, [&] { ++changes; });
+  std::atomic<bool> relabel_seen{false};  // the handler gets the kind and the object
+  ClusterCache cache(c, [&](std::string_view kind, EventType type, const json& object) {
+    ++changes;
+    if (kind == "Pod" && type == EventType::kModified &&
+        Field(Field(object, "metadata"), "labels").contains("team")) {
+      relabel_seen = true;
+    }
+  });
   cache.Start();
   auto mine = [&](const json& pod) { return pod["metadata"].value("namespace", "") == ns; };
   auto end = std::chrono::steady_clock::now() + std::chrono::seconds(30);
@@ -114,6 +122,7 @@ TEST(ClusterCachePlaneTest, ALivePassPlacesAPendingPod) {
   cache.Stop();
   ASSERT_TRUE(cache.Error().ok()) << cache.Error();
   EXPECT_GT(changes.load(), 0);
+  EXPECT_TRUE(relabel_seen.load());
   for (const api::Diagnostic& d : loaded.diagnostics) ADD_FAILURE() << d.ToString();
   absl::StatusOr<sched::PassResult> pass = sched::RunPass(loaded.cluster, loaded.work, {});
   ASSERT_TRUE(pass.ok()) << pass.status();

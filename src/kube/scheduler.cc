@@ -241,24 +241,45 @@ json ClaimToCreate(const sched::PodInfo& p, const sched::ClaimUse& u) {
   return c;
 }
 
+// Whether a watched change may give this scheduler a pod to place: one of its own pods,
+// added or changed, not bound, finished or being deleted.
+bool MayBeOurs(std::string_view kind, EventType type, const json& object, const std::string& name) {
+  if (kind != "Pod" || type == EventType::kDeleted) return false;
+  const json& spec = Field(object, "spec");
+  std::string_view phase = Str(Field(object, "status"), "phase");
+  std::string_view scheduler = Str(spec, "schedulerName");
+  return phase != "Succeeded" && phase != "Failed" && Str(spec, "nodeName").empty() &&
+         (scheduler.empty() ? "default-scheduler" : scheduler) == name &&
+         !Field(object, "metadata").contains("deletionTimestamp");
+}
+
 }  // namespace
 
 Scheduler::Scheduler(const Client& client, SchedulerOptions options)
     : client_(client), writer_(client), options_(std::move(options)) {
   cache_ = std::make_unique<ClusterCache>(
-      client_, [this] { Wake(); }, options_.absent_recheck_seconds);
+      client_,
+      [this](std::string_view kind, EventType type, const json& object) {
+        Wake(MayBeOurs(kind, type, object, options_.name));
+      },
+      options_.absent_recheck_seconds);
   usage_store_ = std::make_unique<QueueUsageStore>(client_, options_.state_namespace,
                                                    util::Cat(options_.name, "-queue-usage"));
 }
 
 Scheduler::~Scheduler() { cache_->Stop(); }
 
-void Scheduler::Wake() {
+void Scheduler::Wake(bool ours) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     dirty_ = true;
+    ours_changed_ = ours_changed_ || ours;
   }
   cv_.notify_one();
+}
+
+bool Scheduler::PassDue(std::chrono::steady_clock::time_point now) const {
+  return dirty_ && (ours_changed_ || !idle_ || now >= idle_until_);
 }
 
 void Scheduler::Stop() {
@@ -291,18 +312,21 @@ absl::Status Scheduler::Run(const std::function<bool()>& leading) {
       LoadUsage();
       Recover();
       was_leading_ = true;
+      idle_ = false;
       std::lock_guard<std::mutex> lock(mu_);
       dirty_ = true;
     }
     {
       std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait_for(lock, std::chrono::milliseconds(100), [this] { return dirty_ || stop_.load(); });
+      cv_.wait_for(lock, std::chrono::milliseconds(100),
+                   [this] { return PassDue(std::chrono::steady_clock::now()) || stop_.load(); });
       // Writes that failed are tried again after a backoff even if nothing changes.
       const auto now = std::chrono::steady_clock::now();
       bool retry = std::any_of(backoff_.begin(), backoff_.end(),
                                [&](const auto& b) { return b.second.until <= now; });
-      if ((!dirty_ && !retry) || stop_) continue;
+      if ((!PassDue(now) && !retry) || stop_) continue;
       dirty_ = false;
+      ours_changed_ = false;
     }
     if (absl::Status s = Cycle(); !s.ok()) {
       cache_->Stop();
@@ -485,6 +509,16 @@ absl::Status Scheduler::Cycle() {
   WriteAll(jobs);
   Remember(pass->pods, jobs);
   BackOff(jobs, start);
+  // Idle: every pod the pass had to place was placed, and none waits for a claim or backs off.
+  size_t unplaced = 0, placed = 0;
+  for (const sched::PodInfo& p : pass->pods.pods) unplaced += p.bound_node.empty() ? 1 : 0;
+  for (const Job& job : jobs) {
+    if (job.done && job.unschedulable.empty()) placed += job.members.size();
+  }
+  idle_ = waiting == 0 && backoff_.empty() && unplaced == placed;
+  idle_until_ = std::chrono::steady_clock::now() +
+                std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                    std::chrono::duration<double>(options_.idle_pass_seconds));
   ++metrics_.cycles;
   std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
   metrics_.cycle_seconds = metrics_.cycle_seconds.load() + took.count();

@@ -8,9 +8,11 @@
 //
 // Cycles: a cycle runs when the cache reports a change (a pod added, a claim created by the
 // resourceclaim controller, a node or slice changed), never by polling, or when a pod's
-// backoff ends; its writes go out in
-// parallel and the cycle ends when they have, with what was written assumed into the cache
-// (cluster_cache.h), so the next pass never decides from a cache behind its own writes.
+// backoff ends. When the last cycle left nothing to place, only a change to one of its own
+// pods that is not placed runs one at once; other changes wait for
+// options.idle_pass_seconds, so churn elsewhere in the cluster does not keep it busy. Its
+// writes go out in parallel and the cycle ends when they have, with what was written assumed into
+// the cache (cluster_cache.h), so the next pass never decides from a cache behind its own writes.
 // A pod (or gang) whose writes failed sits out of the passes for a backoff (0.5 s, doubling
 // per failure to 30 s, as kube-scheduler backs pods off): the devices it was given go to
 // others meanwhile, and a failing write is not sent again on every cluster change.
@@ -93,6 +95,11 @@ struct SchedulerOptions {
   // How often a kind the API server does not serve (a CRD not installed yet, or deleted) is
   // asked for again (ClusterCache).
   double absent_recheck_seconds = 10;
+  // With nothing of its own to place (every pod placed, none waiting for a claim from a
+  // template or backing off), changes to other objects run a pass at most this often
+  // (seconds): such a pass only brings the queues' held devices, the demand forecast and the
+  // gauges up to date. A change to one of its own pods that is not placed runs one at once.
+  double idle_pass_seconds = 5;
 };
 
 class Scheduler {
@@ -135,7 +142,11 @@ class Scheduler {
  private:
   struct Job;
   struct Decided;
-  void Wake();
+  // A watched object changed; `ours`: a pod of this scheduler's that is not placed.
+  void Wake(bool ours);
+  // Whether a change waits for a pass now (mu_ held): at once after a change to one of its
+  // own pods or while it has work, else not before idle_until_.
+  bool PassDue(std::chrono::steady_clock::time_point now) const;
   absl::Status Cycle();
   // Loads the cache and runs the pass a cycle runs (also for Explain).
   absl::Status Decide(Decided& decided);
@@ -180,7 +191,12 @@ class Scheduler {
 
   std::mutex mu_;
   std::condition_variable cv_;
-  bool dirty_ = true;  // guarded by mu_
+  bool dirty_ = true;          // guarded by mu_
+  bool ours_changed_ = false;  // guarded by mu_
+  // Whether the last cycle left nothing to place, and until when other changes wait then
+  // (options_.idle_pass_seconds). Run's thread only.
+  bool idle_ = false;
+  std::chrono::steady_clock::time_point idle_until_;
   // Pods whose writes failed, by uid: left out of passes until `until`; a cycle runs when the
   // first backoff ends, also when nothing changes. Run's thread only.
   static constexpr int kFirstRetryMs = 500, kLastRetryMs = 30'000;

@@ -278,6 +278,35 @@ TEST_F(SchedulerPlaneTest, NamespaceSelectorsReadTheNamespacesLabels) {
   EXPECT_EQ(NodeOf("follow"), h100);
 }
 
+// Churn elsewhere does not keep an idle scheduler busy: with nothing of its own to place, 40
+// changes to another scheduler's pod over 4 s run a pass at most once a second
+// (idle_pass_seconds; without the rule each change runs one); a pod of its own created then is
+// placed.
+TEST_F(SchedulerPlaneTest, ChangesElsewhereWaitWhileNothingIsLeftToPlace) {
+  std::string node = Node("a", "H100", 1);
+  Start({.idle_pass_seconds = 1});
+  ASSERT_TRUE(Eventually([&] { return scheduler_->metrics().cycles.load() > 0; })) << status_;
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // past the first idle wait
+  Create("/api/v1/namespaces/" + ns_ + "/pods",
+         {{"metadata", {{"name", "elsewhere"}}},
+          {"spec",
+           {{"schedulerName", "elsewhere-" + id_},
+            {"containers", json::array({{{"name", "c"}, {"image", "pause"}}})}}}});
+  const int64_t before = scheduler_->metrics().cycles.load();
+  for (int i = 0; i < 40; ++i) {
+    json patch = {{"metadata", {{"labels", {{"step", std::to_string(i)}}}}}};
+    absl::StatusOr<Response> r = client_->Do("PATCH", PodPath(ns_, "elsewhere"), patch.dump(),
+                                             "application/merge-patch+json");
+    ASSERT_TRUE(r.ok() && r->status == 200) << (r.ok() ? r->body : r.status().ToString());
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  const int64_t during = scheduler_->metrics().cycles.load() - before;
+  EXPECT_LE(during, 7) << "passes run for 40 changes to another scheduler's pod";
+  Pod("mine", OneGpuTemplate());
+  ASSERT_TRUE(Eventually([&] { return NodeOf("mine") == node; })) << status_ << Describe();
+  EXPECT_TRUE(scheduler_->Ready());
+}
+
 // `gpuplane explain --kubeconfig`: one pass as the scheduler would run it, nothing written;
 // pods the pass does not place say why; the placement it explains is the one the scheduler
 // then makes.
