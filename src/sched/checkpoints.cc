@@ -18,6 +18,16 @@ absl::Status Bad(const api::ObjectMeta& meta, std::string_view annotation, const
                 ": annotation ", annotation, ": \"", value, "\" is not ", form));
 }
 
+// A finite duration in seconds, positive or (with `zero_ok`) non-negative; nullopt otherwise.
+std::optional<double> DurationSeconds(const std::string& text, bool zero_ok) {
+  absl::Duration d;
+  if (!absl::ParseDuration(text, &d) || d == absl::InfiniteDuration() || d < absl::ZeroDuration() ||
+      (!zero_ok && d == absl::ZeroDuration())) {
+    return std::nullopt;
+  }
+  return absl::ToDoubleSeconds(d);
+}
+
 }  // namespace
 
 std::optional<double> UnixSeconds(std::string_view text) {
@@ -36,13 +46,12 @@ absl::StatusOr<Checkpointing> CheckpointingOf(const api::ObjectMeta& meta) {
     return it == meta.annotations.end() ? nullptr : &it->second;
   };
   if (const std::string* v = find(kCheckpointIntervalAnnotation)) {
-    absl::Duration d;
-    if (!absl::ParseDuration(*v, &d) || d <= absl::ZeroDuration() ||
-        d == absl::InfiniteDuration()) {
+    std::optional<double> s = DurationSeconds(*v, false);
+    if (!s) {
       return Bad(meta, kCheckpointIntervalAnnotation, *v,
                  "a positive duration such as 30m or 1h30m");
     }
-    c.interval_seconds = absl::ToDoubleSeconds(d);
+    c.interval_seconds = *s;
   }
   if (const std::string* v = find(kLastCheckpointAnnotation)) {
     std::optional<double> t = UnixSeconds(*v);
@@ -53,20 +62,18 @@ absl::StatusOr<Checkpointing> CheckpointingOf(const api::ObjectMeta& meta) {
     c.last_checkpoint = *t;
   }
   if (const std::string* v = find(kMinRuntimeAnnotation)) {
-    absl::Duration d;
-    if (!absl::ParseDuration(*v, &d) || d < absl::ZeroDuration() || d == absl::InfiniteDuration()) {
-      return Bad(meta, kMinRuntimeAnnotation, *v, "a duration such as 30m or 2h");
-    }
-    c.min_runtime_seconds = absl::ToDoubleSeconds(d);
+    std::optional<double> s = DurationSeconds(*v, true);
+    if (!s) return Bad(meta, kMinRuntimeAnnotation, *v, "a duration such as 30m or 2h");
+    c.min_runtime_seconds = *s;
   }
   if (const std::string* v = find(kCheckpointOnSignalAnnotation)) {
-    absl::Duration d;
-    if (!absl::ParseDuration(*v, &d) || d < absl::ZeroDuration() || d == absl::InfiniteDuration()) {
+    std::optional<double> s = DurationSeconds(*v, true);
+    if (!s) {
       return Bad(meta, kCheckpointOnSignalAnnotation, *v,
                  "a duration such as 30s or 2m (how long the job needs to save on the "
                  "termination signal)");
     }
-    c.signal_save_seconds = absl::ToDoubleSeconds(d);
+    c.signal_save_seconds = *s;
   }
   if (const std::string* v = find(kRestoreSecondsAnnotation)) {
     double s = 0;
