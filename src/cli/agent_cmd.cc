@@ -6,6 +6,7 @@
 
 #include "acct/agent/agent.h"
 #include "cli/commands.h"
+#include "cli/flags.h"
 
 namespace gpuplane::cli {
 namespace {
@@ -48,14 +49,14 @@ Command AddAgentCommand(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--interval", opt->interval,
                   "Seconds between sampling passes (0: as fast as possible, for replays)")
-      ->check(CLI::Range(0.0, 3600.0))
+      ->check(FiniteRange(0, 3600))
       ->capture_default_str();
   cmd->add_option("--listen", opt->listen,
                   "HOST:PORT for /metrics, /healthz, /attribution (port 0: any; \"\": none)")
       ->capture_default_str();
   cmd->add_option("--ledger", opt->ledger, "SQLite ledger of cumulative per-pod usage and cost");
   cmd->add_option("--ledger-bucket", opt->bucket, "Ledger time resolution in seconds")
-      ->check(CLI::Range(1.0, 86400.0))
+      ->check(FiniteRange(1, 86400))
       ->capture_default_str();
   cmd->add_option("--record", opt->record, "Append every sampling pass to this JSONL file");
   cmd->add_option("--proc-root", opt->proc_root, "Host /proc (mounted elsewhere in a pod)")
@@ -72,7 +73,7 @@ Command AddAgentCommand(CLI::App& app) {
                   "PodResources List response in JSON, instead of the socket");
   cmd->add_option("--ownership-refresh", opt->ownership_refresh,
                   "Seconds between PodResources List calls")
-      ->check(CLI::Range(0.0, 3600.0))
+      ->check(FiniteRange(0, 3600))
       ->capture_default_str();
   cmd->add_option("--prices", opt->prices, "YAML/JSON map of GPU model to price per GPU-hour");
   cmd->add_flag("--exit-at-end", opt->exit_at_end, "Stop when the recording ends");

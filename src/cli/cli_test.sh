@@ -54,6 +54,15 @@ expect_output "unknown GPU product \"h900\"" "bad mix message" -- "$BIN" generat
 expect_exit 2 "scheduler bad half-life" -- "$BIN" scheduler --usage-half-life soon
 expect_output '--usage-half-life "soon" is not a duration such as 30m or 1h' \
   "scheduler half-life message" -- "$BIN" scheduler --usage-half-life soon
+# floating-point flags refuse NaN and infinity (a NaN --interval once hung the agent)
+expect_output '^--interval: "nan" is not a finite number from 0 to 3600' "agent: NaN interval" -- \
+  timeout -s KILL 10 "$BIN" agent --sampler synthetic --interval nan --max-passes 1
+expect_output '^--high-fraction: "nan" is not a finite number from 0 to 1' "simulate: NaN fraction" -- \
+  "$BIN" simulate --workload daynight:1 --high-fraction nan
+expect_exit 2 "simulate: infinite restore" -- "$BIN" simulate --workload daynight:1 --restore-seconds inf
+expect_exit 2 "scheduler: NaN lease" -- "$BIN" scheduler --kubeconfig x --lease-duration nan
+expect_output '--since nan: expected unix seconds or RFC 3339' "report: NaN time" -- \
+  "$BIN" report --ledger x --since nan
 
 # cel eval
 expect_output '^\{"value":\{"int":"42"\}\}$' "cel json value" -- "$BIN" cel eval -o json --expr 'x + 1' --var 'x={"int":"41"}'

@@ -1,4 +1,5 @@
 // `gpuplane report`: usage and cost from the agent's ledger, grouped and over a period.
+#include <cmath>
 #include <cstdio>
 #include <memory>
 #include <optional>
@@ -26,7 +27,10 @@ std::optional<double> ParseTime(const std::string& text) {
   if (text.empty()) return std::nullopt;
   char* end = nullptr;
   double v = std::strtod(text.c_str(), &end);
-  if (end != nullptr && *end == '\0' && end != text.c_str()) return v;
+  if (end != nullptr && *end == '\0' && end != text.c_str()) {
+    if (!std::isfinite(v)) return std::nullopt;  // "nan", "inf": not a time
+    return v;
+  }
   absl::Time t;
   std::string err;
   if (absl::ParseTime(absl::RFC3339_full, text, &t, &err)) return absl::ToUnixMicros(t) / 1e6;

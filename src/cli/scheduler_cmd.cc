@@ -134,7 +134,7 @@ Command AddSchedulerCommand(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--usage-k", f->options.usage_k,
                   "How strongly past use bends the queues' weights (with --usage-half-life)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(FiniteRange(0, 1e6))
       ->capture_default_str();
   cmd->add_option("--metrics-addr", f->metrics_addr,
                   "HOST:PORT for /metrics, /healthz, /readyz (\"\": none; port 0: any)")
@@ -148,14 +148,14 @@ Command AddSchedulerCommand(CLI::App& app) {
   cmd->add_option("--lease-name", f->lease_name, "Name of the Lease")->capture_default_str();
   cmd->add_option("--identity", f->identity, "This replica's holder identity (default: host_N)");
   cmd->add_option("--lease-duration", f->lease_seconds, "Seconds a Lease holds without renewal")
-      ->check(CLI::Range(1.0, 600.0))
+      ->check(FiniteRange(1, 600))
       ->capture_default_str();
   cmd->add_option("--renew-deadline", f->renew_deadline,
                   "Seconds a leader may fail to renew before it stops")
-      ->check(CLI::Range(0.5, 600.0))
+      ->check(FiniteRange(0.5, 600))
       ->capture_default_str();
   cmd->add_option("--retry-period", f->retry_seconds, "Seconds between tries to acquire or renew")
-      ->check(CLI::Range(0.1, 60.0))
+      ->check(FiniteRange(0.1, 60))
       ->capture_default_str();
   return Command{cmd, [f] {
                    if (f->renew_deadline >= f->lease_seconds) {

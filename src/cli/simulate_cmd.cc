@@ -13,6 +13,7 @@
 
 #include "api/loader.h"
 #include "cli/commands.h"
+#include "cli/flags.h"
 #include "cli/simulate_output.h"
 #include "cli/simulate_tenants.h"
 #include "cli/timings.h"
@@ -473,7 +474,7 @@ void AddTenantFlags(CLI::App& app, SimulateOptions& o) {
   cmd->add_option("--restore-seconds", o.restore_seconds,
                   "Multi-tenant replay: seconds a preempted job needs to restore")
       ->capture_default_str()
-      ->check(CLI::Range(0.0, 1e7));
+      ->check(FiniteRange(0, 1e7));
   cmd->add_option("--guarantee-window", o.guarantee_window,
                   "Multi-tenant replay: how long a started opportunistic job is protected (1h)")
       ->capture_default_str();
@@ -493,7 +494,7 @@ void AddTenantFlags(CLI::App& app, SimulateOptions& o) {
                   "Multi-tenant replay: with --checkpoint-on-signal, the share of jobs that do "
                   "(a seeded draw)")
       ->capture_default_str()
-      ->check(CLI::Range(0.0, 1.0));
+      ->check(FiniteRange(0, 1));
   cmd->add_option("--usage-half-life", o.usage_half_life,
                   "Multi-tenant replay: fair shares lean against GPU use decayed with this "
                   "half-life (KAI's time-based fair share); 0s: they ignore usage")
@@ -501,7 +502,7 @@ void AddTenantFlags(CLI::App& app, SimulateOptions& o) {
   cmd->add_option("--high-fraction", o.high_fraction,
                   "Multi-tenant replay: fraction of jobs drawn non-preemptible")
       ->capture_default_str()
-      ->check(CLI::Range(0.0, 1.0));
+      ->check(FiniteRange(0, 1));
 }
 
 }  // namespace
@@ -539,10 +540,10 @@ Command AddSimulateCommand(CLI::App& app) {
       ->check(CLI::Range(int64_t{1}, int64_t{100'000'000}));
   cmd->add_option("--load", opt->load, "Generated workload: mean GPU load to aim for")
       ->capture_default_str()
-      ->check(CLI::Range(0.01, 10.0));
+      ->check(FiniteRange(0.01, 10));
   cmd->add_option("--tune", opt->tune, "Fill mode: workload as a multiple of GPU capacity")
       ->capture_default_str()
-      ->check(CLI::Range(0.01, 10.0));
+      ->check(FiniteRange(0.01, 10));
   cmd->add_option("-o,--output", opt->output, "Output format")
       ->check(CLI::IsMember({"text", "json"}));
   cmd->add_option("--report", opt->report, "Also write a self-contained HTML report here");
