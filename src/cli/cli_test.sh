@@ -296,6 +296,18 @@ expect_output 'the day/night workload takes a number of days from 1 to 3650, as 
   "daynight: bad days" -- "$BIN" simulate --workload daynight:0
 expect_output '--guarantee-window "soon" is not a positive duration' "daynight: bad window" -- \
   "$BIN" simulate --workload daynight:1 --guarantee-window soon
+# a trace with nothing to replay is refused, not reported as an empty table
+printf 'timestamp,duration,num_gpus,gpu_time,cluster\n' >"$tmp/no-jobs.csv"
+expect_output "no-jobs.csv: no jobs to replay \(the file has no rows\)" "philly: no rows" -- \
+  "$BIN" simulate --workload "philly:$tmp/no-jobs.csv"
+printf 'timestamp,duration,num_gpus,gpu_time,cluster\n2017-10-09 07:01:55,66.0,4096,66.0,a\n' \
+  >"$tmp/all-skipped.csv"
+expect_output "all-skipped.csv: no jobs to replay \(1 rows skipped, as warned above\)" \
+  "philly: every row skipped" -- "$BIN" simulate --workload "philly:$tmp/all-skipped.csv"
+head -1 testdata/sim/pods.csv >"$tmp/cpu-only.csv"
+printf 'web-0,2000,4096,0,0,,LS,Running,0,600,0\n' >>"$tmp/cpu-only.csv"
+expect_output "cpu-only.csv: no GPU pods to replay \(1 pods, none with num_gpu above 0" \
+  "openb: no GPU pods" -- "$BIN" simulate --workload "openb:$tmp/cpu-only.csv"
 expect_output "pods-malformed.csv:5: pod nine-gpus dropped: it asks for 9 GPUs, but no node has more than 8" \
   "impossible requests are reported with file and line" -- "$BIN" simulate --nodes testdata/sim/nodes.csv \
   --pods testdata/sim/pods-malformed.csv --seeds 1

@@ -195,6 +195,13 @@ absl::StatusOr<Workloads> MakeWorkloads(const TenantReplayArgs& args) {
     absl::StatusOr<sim::PodTrace> pods = sim::ReadOpenbPods(args.openb);
     if (!pods.ok()) return pods.status();
     for (const std::string& p : pods->problems) std::fprintf(stderr, "warning: %s\n", p.c_str());
+    if (std::none_of(pods->pods.begin(), pods->pods.end(),
+                     [](const auto& p) { return p.num_gpu > 0; })) {
+      return absl::InvalidArgumentError(
+          util::Cat(args.openb, ": no GPU pods to replay (", pods->pods.size(),
+                    " pods, none with num_gpu above 0; ", pods->problems.size(),
+                    " rows skipped): give an openb pod list such as openb_pod_list_default.csv"));
+    }
     out.name = "openb:" + args.openb;
     for (size_t i = 0; i < args.seeds.size(); ++i) {  // the trace is the same for every seed
       out.with.push_back(sim::FromOpenb(*pods, args.cluster_gpus, true));
@@ -207,6 +214,15 @@ absl::StatusOr<Workloads> MakeWorkloads(const TenantReplayArgs& args) {
   absl::StatusOr<sim::PhillyTrace> trace = sim::ReadPhilly(args.trace);
   if (!trace.ok()) return trace.status();
   for (const std::string& p : trace->problems) std::fprintf(stderr, "warning: %s\n", p.c_str());
+  if (trace->jobs.empty()) {
+    return absl::InvalidArgumentError(util::Cat(
+        args.trace, ": no jobs to replay (",
+        trace->problems.empty()
+            ? std::string("the file has no rows")
+            : util::Cat(trace->problems.size(), " rows skipped, as warned above"),
+        "): give a Philly job trace with rows of timestamp, duration, num_gpus, gpu_time, "
+        "cluster"));
+  }
   const auto too_big = std::count_if(trace->jobs.begin(), trace->jobs.end(),
                                      [&](const auto& j) { return j.gpus > args.cluster_gpus; });
   if (too_big > 0) {
