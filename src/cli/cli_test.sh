@@ -379,6 +379,9 @@ touch "$tmp_rule/file"
 expect_exit 2 "validate: missing path" -- "$BIN" validate testdata/api/none.yaml
 expect_exit 0 "generate: to stdout" -- "$BIN" generate cluster --mix h100=1
 expect_exit 2 "generate: bad mix" -- "$BIN" generate cluster --mix h100=x
+expect_output 'mix entry "a100-80gb=50000": brings the mix to 110000 nodes; at most 100000 in all' \
+  "generate: a mix too large is refused, not generated until memory runs out" -- \
+  timeout -s KILL 20 "$BIN" generate cluster --mix h100=60000,a100-80gb=50000
 expect_exit 3 "generate: output directory cannot be created" -- \
   "$BIN" generate cluster --mix h100=1 --output-dir "$tmp_rule/file/sub"
 expect_exit 2 "allocate: missing path" -- "$BIN" allocate --objects examples/cluster \

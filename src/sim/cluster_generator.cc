@@ -179,6 +179,7 @@ api::Node MakeNode(const std::string& name, const model::GpuProduct& gpu, int gp
 
 absl::StatusOr<ClusterSpec> ParseClusterMix(std::string_view mix) {
   ClusterSpec spec;
+  int64_t total_nodes = 0;
   size_t start = 0;
   while (start <= mix.size()) {
     size_t comma = mix.find(',', start);
@@ -218,6 +219,12 @@ absl::StatusOr<ClusterSpec> ParseClusterMix(std::string_view mix) {
     if (!ok) {
       return absl::InvalidArgumentError(
           util::Cat("mix entry \"", item, "\": NODES must be a count and GPUS between 1 and 16"));
+    }
+    total_nodes += g.nodes;
+    if (total_nodes > kMaxMixNodes) {
+      return absl::InvalidArgumentError(util::Cat("mix entry \"", item, "\": brings the mix to ",
+                                                  total_nodes, " nodes; at most ", kMaxMixNodes,
+                                                  " in all"));
     }
     spec.groups.push_back(std::move(g));
   }

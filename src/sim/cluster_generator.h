@@ -5,6 +5,7 @@
 #ifndef GPUPLANE_SIM_CLUSTER_GENERATOR_H_
 #define GPUPLANE_SIM_CLUSTER_GENERATOR_H_
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -31,7 +32,12 @@ struct ClusterSpec {
   std::string cuda_driver_version = "13.0.0";
 };
 
-// Parses "h100=2,a100-80gb+mig=1x4,t4=1x4": PRODUCT[+mig]=NODES[xGPUS] (8 GPUs by default).
+// At most this many nodes in one mix (beyond the largest clusters Kubernetes runs; a typo of
+// a few more digits would otherwise fill the memory).
+inline constexpr int64_t kMaxMixNodes = 100'000;
+
+// Parses "h100=2,a100-80gb+mig=1x4,t4=1x4": PRODUCT[+mig]=NODES[xGPUS] (8 GPUs by default),
+// at most kMaxMixNodes nodes in all.
 absl::StatusOr<ClusterSpec> ParseClusterMix(std::string_view mix);
 
 // The example cluster of examples/: one node each of H100, H200 and B200 (8 GPUs), an A100
