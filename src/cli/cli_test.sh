@@ -54,6 +54,14 @@ expect_output "unknown GPU product \"h900\"" "bad mix message" -- "$BIN" generat
 expect_exit 2 "scheduler bad half-life" -- "$BIN" scheduler --usage-half-life soon
 expect_output '--usage-half-life "soon" is not a duration such as 30m or 1h' \
   "scheduler half-life message" -- "$BIN" scheduler --usage-half-life soon
+# an agent that stops at once (an empty recording) while serving stops (it once hung in join())
+tmp_agent=$(mktemp -d)
+: >"$tmp_agent/empty.jsonl"
+for _ in 1 2 3; do
+  expect_exit 0 "agent: empty recording with --listen stops" -- timeout -s KILL 10 "$BIN" agent \
+    --sampler replay --replay "$tmp_agent/empty.jsonl" --exit-at-end --listen 127.0.0.1:0
+done
+rm -rf "$tmp_agent"
 # floating-point flags refuse NaN and infinity (a NaN --interval once hung the agent)
 expect_output '^--interval: "nan" is not a finite number from 0 to 3600' "agent: NaN interval" -- \
   timeout -s KILL 10 "$BIN" agent --sampler synthetic --interval nan --max-passes 1

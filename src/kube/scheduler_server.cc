@@ -2,7 +2,7 @@
 
 #include <httplib.h>
 
-#include "absl/strings/numbers.h"
+#include "util/http_server.h"
 #include "util/strings.h"
 
 namespace gpuplane::kube {
@@ -32,29 +32,10 @@ SchedulerServer::SchedulerServer(const Scheduler& scheduler)
   });
 }
 
-SchedulerServer::~SchedulerServer() {
-  if (thread_.joinable()) {
-    server_->stop();
-    thread_.join();
-  }
-}
+SchedulerServer::~SchedulerServer() { util::StopListening(*server_, thread_); }
 
 absl::StatusOr<std::string> SchedulerServer::Start(const std::string& addr) {
-  size_t colon = addr.rfind(':');
-  int port = -1;
-  if (colon == std::string::npos || !absl::SimpleAtoi(addr.substr(colon + 1), &port) || port < 0 ||
-      port > 65535) {
-    return absl::InvalidArgumentError(util::Cat("--metrics-addr ", addr, ": expected HOST:PORT"));
-  }
-  std::string host = addr.substr(0, colon);
-  port =
-      port == 0 ? server_->bind_to_any_port(host) : (server_->bind_to_port(host, port) ? port : -1);
-  if (port <= 0) {
-    return absl::UnavailableError(
-        util::Cat("--metrics-addr ", addr, ": cannot listen there (in use, or no such address?)"));
-  }
-  thread_ = std::thread([this] { server_->listen_after_bind(); });
-  return util::Cat(host, ":", port);
+  return util::ListenInBackground(*server_, "--metrics-addr", addr, thread_);
 }
 
 }  // namespace gpuplane::kube

@@ -5,6 +5,7 @@
 #include "absl/status/statusor.h"
 #include "acct/attribution_json.h"
 #include "acct/metrics.h"
+#include "util/http_server.h"
 #include "util/strings.h"
 
 namespace gpuplane::acct {
@@ -42,37 +43,10 @@ AgentServer::AgentServer(AgentState& state) : server_(std::make_unique<httplib::
   });
 }
 
-AgentServer::~AgentServer() {
-  if (thread_.joinable()) {
-    server_->stop();
-    thread_.join();
-  }
-}
+AgentServer::~AgentServer() { util::StopListening(*server_, thread_); }
 
 absl::StatusOr<std::string> AgentServer::Start(const std::string& listen) {
-  size_t colon = listen.rfind(':');
-  int port = -1;
-  if (colon != std::string::npos) {
-    try {
-      port = std::stoi(listen.substr(colon + 1));
-    } catch (const std::exception&) {
-    }
-  }
-  if (port < 0 || port > 65535) {
-    return absl::InvalidArgumentError(util::Cat("--listen ", listen, ": expected HOST:PORT"));
-  }
-  std::string host = listen.substr(0, colon);
-  if (port == 0) {
-    port = server_->bind_to_any_port(host);
-  } else if (!server_->bind_to_port(host, port)) {
-    port = -1;
-  }
-  if (port <= 0) {
-    return absl::UnavailableError(
-        util::Cat("--listen ", listen, ": cannot listen there (in use, or no such address?)"));
-  }
-  thread_ = std::thread([this] { server_->listen_after_bind(); });
-  return util::Cat(host, ":", port);
+  return util::ListenInBackground(*server_, "--listen", listen, thread_);
 }
 
 }  // namespace gpuplane::acct
