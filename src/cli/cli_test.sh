@@ -193,6 +193,10 @@ expect_output '^gang t/train \(PodGroup, 3 of 3 members needed\):' "explain: the
 expect_exit 0 "explain: a scheduled pod" -- "$BIN" explain --objects examples/cluster --workload examples/workloads \
   --pod training/llama-finetune-worker-1
 expect_exit 2 "explain: unknown pod" -- "$BIN" explain --objects examples/cluster --workload examples/workloads --pod a/b
+expect_output "give it as namespace/name: training/llama-finetune-worker-1" "explain: a name without its namespace" -- \
+  "$BIN" explain --objects examples/cluster --workload examples/workloads --pod llama-finetune-worker-1
+expect_output 'did you mean "training/llama-finetune-worker-1"' "explain: a misspelled pod" -- \
+  "$BIN" explain --objects examples/cluster --workload examples/workloads --pod training/llama-finetune-workr-1
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

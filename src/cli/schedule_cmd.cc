@@ -25,6 +25,7 @@
 #include "sched/pass.h"
 #include "util/clock.h"
 #include "util/strings.h"
+#include "util/suggest.h"
 
 namespace gpuplane::cli {
 namespace {
@@ -292,11 +293,21 @@ int RunExplain(const ScheduleOptions& opt) {
   Loaded in;
   sched::PassResult r;
   if (int code = Pass("explain", opt, in, r); code != kExitOk) return code;
+  std::vector<std::string> keys;
   for (size_t i = 0; i < r.pods.pods.size(); ++i) {
     if (r.pods.pods[i].key == opt.pod) return PrintExplanation(r, i);
+    keys.push_back(r.pods.pods[i].key);
   }
-  std::fprintf(stderr, "gpuplane explain: pod %s is not among the workload's Pods\n",
-               opt.pod.c_str());
+  // A name without its namespace matches the pods of that name in any namespace.
+  std::string hint;
+  for (const std::string& k : keys) {
+    if (opt.pod.find('/') == std::string::npos && k.ends_with("/" + opt.pod)) {
+      util::Append(hint, hint.empty() ? "; give it as namespace/name: " : ", ", k);
+    }
+  }
+  if (hint.empty()) hint = util::DidYouMean(opt.pod, keys);
+  std::fprintf(stderr, "gpuplane explain: pod %s is not among the workload's %zu Pods%s\n",
+               opt.pod.c_str(), keys.size(), hint.c_str());
   return kExitUsage;
 }
 
