@@ -1,9 +1,10 @@
+#include <optional>
 #include <string>
 #include <string_view>
 
-#include "absl/time/time.h"
 #include "api/names.h"
 #include "api/queue_types.h"
+#include "util/duration.h"
 #include "util/strings.h"
 
 namespace gpuplane::api {
@@ -27,13 +28,10 @@ std::string CheckQueueResourceKey(std::string_view key) {
 }
 
 std::variant<double, std::string> QueueDurationSeconds(std::string_view text) {
-  absl::Duration d;
-  if (!absl::ParseDuration(std::string(text), &d) || d == absl::InfiniteDuration() ||
-      d == -absl::InfiniteDuration()) {
-    return util::Cat("\"", text, "\" is not a duration such as \"30m\" or \"1h30m\"");
-  }
-  if (d < absl::ZeroDuration()) return util::Cat("\"", text, "\" must not be negative");
-  return absl::ToDoubleSeconds(d);
+  std::optional<double> s = util::DurationSeconds(text);
+  if (!s) return util::Cat("\"", text, "\" is not a duration such as \"30m\" or \"1h30m\"");
+  if (*s < 0) return util::Cat("\"", text, "\" must not be negative");
+  return *s;
 }
 
 }  // namespace gpuplane::api

@@ -3,21 +3,21 @@
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
+#include <optional>
 
-#include "absl/time/time.h"
+#include "util/duration.h"
 #include "util/strings.h"
 
 namespace gpuplane::cli {
 
 absl::StatusOr<double> DurationSeconds(const char* flag, const std::string& text, bool zero_ok) {
-  absl::Duration d;
-  if (!absl::ParseDuration(text, &d) || d < absl::ZeroDuration() || d == absl::InfiniteDuration() ||
-      (d == absl::ZeroDuration() && !zero_ok)) {
+  std::optional<double> s = util::DurationSeconds(text);
+  if (!s || *s < 0 || (*s == 0 && !zero_ok)) {
     return absl::InvalidArgumentError(util::Cat(flag, " \"", text, "\" is not a ",
                                                 zero_ok ? "" : "positive ",
                                                 "duration such as 30m or 1h"));
   }
-  return absl::ToDoubleSeconds(d);
+  return *s;
 }
 
 namespace {

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "absl/time/time.h"
+#include "util/duration.h"
 #include "util/strings.h"
 
 namespace gpuplane::sched {
@@ -20,12 +21,9 @@ absl::Status Bad(const api::ObjectMeta& meta, std::string_view annotation, const
 
 // A finite duration in seconds, positive or (with `zero_ok`) non-negative; nullopt otherwise.
 std::optional<double> DurationSeconds(const std::string& text, bool zero_ok) {
-  absl::Duration d;
-  if (!absl::ParseDuration(text, &d) || d == absl::InfiniteDuration() || d < absl::ZeroDuration() ||
-      (!zero_ok && d == absl::ZeroDuration())) {
-    return std::nullopt;
-  }
-  return absl::ToDoubleSeconds(d);
+  std::optional<double> s = util::DurationSeconds(text);
+  if (!s || *s < 0 || (!zero_ok && *s == 0)) return std::nullopt;
+  return s;
 }
 
 }  // namespace

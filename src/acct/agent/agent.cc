@@ -1,6 +1,7 @@
 #include "acct/agent/agent.h"
 
 #include <chrono>
+#include <cmath>
 #include <fstream>
 #include <thread>
 
@@ -40,6 +41,28 @@ absl::Status ReadInput(const std::string& path, const char* what, Parse parse, T
   return absl::OkStatus();
 }
 
+// The options' numbers, checked here too and not only by the command line's flags: a NaN
+// interval would make the loop's sleep undefined, a zero bucket divide by zero.
+absl::Status CheckOptions(const AgentOptions& opt) {
+  auto bad = [](const char* flag, double v, const char* want) {
+    return absl::InvalidArgumentError(util::Cat(flag, " ", v, ": expected ", want));
+  };
+  if (!std::isfinite(opt.interval) || opt.interval < 0) {
+    return bad("--interval", opt.interval, "a finite number of seconds, 0 or more");
+  }
+  if (!std::isfinite(opt.bucket) || opt.bucket < 1) {
+    return bad("--ledger-bucket", opt.bucket, "a finite number of seconds, 1 or more");
+  }
+  if (!std::isfinite(opt.ownership_refresh) || opt.ownership_refresh < 0) {
+    return bad("--ownership-refresh", opt.ownership_refresh,
+               "a finite number of seconds, 0 or more");
+  }
+  if (opt.max_passes < 0) return bad("--max-passes", opt.max_passes, "0 or more");
+  if (opt.synthetic_seconds < 1)
+    return bad("--synthetic-seconds", opt.synthetic_seconds, "1 or more");
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 class Agent::Impl {
@@ -47,6 +70,7 @@ class Agent::Impl {
   Impl(const AgentOptions& opt, const util::Clock& clock) : opt_(opt), clock_(clock) {}
 
   absl::Status Init() {
+    if (absl::Status s = CheckOptions(opt_); !s.ok()) return s;
     if (absl::Status s = ReadInput<PodIndex>(opt_.pods, "--pods", ParsePodsJson, pods_); !s.ok())
       return s;
     if (absl::Status s = ReadInput<Prices>(opt_.prices, "--prices", ParsePrices, prices_); !s.ok())

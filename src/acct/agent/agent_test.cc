@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 
@@ -55,6 +56,33 @@ TEST(AgentTest, PassesAttributeTheRecordingAndStampThePassOnTheClock) {
   ASSERT_NE(chat_a, nullptr);
   EXPECT_DOUBLE_EQ(chat_a->sm_seconds, 15.0);  // as `gpuplane attribute` (cli_test.sh)
   EXPECT_EQ(agent.state().problems->counts().count("podresources_json"), 0U);
+}
+
+TEST(AgentTest, InitRefusesNumbersTheLoopCannotUse) {
+  util::ManualClock clock(0);
+  const double nan = std::nan("");
+  struct Case {
+    void (*set)(AgentOptions&, double);
+    double value;
+    const char* flag;
+  };
+  const Case cases[] = {
+      {[](AgentOptions& o, double v) { o.interval = v; }, nan, "--interval"},
+      {[](AgentOptions& o, double v) { o.interval = v; }, -1, "--interval"},
+      {[](AgentOptions& o, double v) { o.bucket = v; }, 0, "--ledger-bucket"},
+      {[](AgentOptions& o, double v) { o.bucket = v; }, HUGE_VAL, "--ledger-bucket"},
+      {[](AgentOptions& o, double v) { o.ownership_refresh = v; }, nan, "--ownership-refresh"},
+      {[](AgentOptions& o, double v) { o.max_passes = static_cast<int64_t>(v); }, -3,
+       "--max-passes"},
+  };
+  for (const Case& c : cases) {
+    AgentOptions o = ReplayOptions();
+    c.set(o, c.value);
+    Agent agent(o, clock);
+    absl::Status s = agent.Init();
+    EXPECT_FALSE(s.ok()) << c.flag << " " << c.value;
+    EXPECT_NE(s.message().find(c.flag), std::string::npos) << s.message();
+  }
 }
 
 TEST(AgentTest, OwnershipIsReadAgainOnlyWhenTheRefreshIsDue) {
