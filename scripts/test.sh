@@ -11,7 +11,8 @@
 #   3. clang-tidy over src/, started after the unit tests at the lowest CPU priority (nice 19)
 #      so that it runs in the CPU time 2b and 2c leave idle (the e2e suites mostly wait on
 #      their control plane); its findings are reported, and fail the suite, after 2c
-#   4. clang build with AddressSanitizer + UndefinedBehaviorSanitizer, unit tests
+#   4. clang build with AddressSanitizer + UndefinedBehaviorSanitizer, unit tests and the
+#      command-line suites (any sanitizer report fails them)
 #   5. libFuzzer targets from the clang build, each for FUZZ_SECONDS
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -76,6 +77,18 @@ cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER=
 cmake --build build-asan -j "$JOBS"
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 ctest --test-dir build-asan -L unit --output-on-failure -j "$JOBS"
+# The command-line suites (cli_test.sh, agent_test.sh: bad input of every command, the agent
+# killed and restarted) with the sanitized binary. They judge exit codes and output, so the
+# sanitizers write their reports to files, and any report fails the suite.
+san_logs=$(mktemp -d)
+ASAN_OPTIONS=$ASAN_OPTIONS:log_path=$san_logs/asan UBSAN_OPTIONS=$UBSAN_OPTIONS:log_path=$san_logs/ubsan \
+  ctest --test-dir build-asan -L cli --output-on-failure -j "$JOBS"
+if compgen -G "$san_logs/*" >/dev/null; then
+  head -n 60 "$san_logs"/*
+  echo "the command-line suites under ASan/UBSan made the reports above"
+  exit 1
+fi
+rm -rf "$san_logs"
 
 for target in build-asan/fuzz/*_fuzz; do
   name=$(basename "$target")
