@@ -11,8 +11,8 @@
 namespace gpuplane::cli {
 
 absl::StatusOr<double> DurationSeconds(const char* flag, const std::string& text, bool zero_ok) {
-  std::optional<double> s = util::DurationSeconds(text);
-  if (!s || *s < 0 || (*s == 0 && !zero_ok)) {
+  std::optional<double> s = util::PositiveDurationSeconds(text, zero_ok);
+  if (!s) {
     return absl::InvalidArgumentError(util::Cat(flag, " \"", text, "\" is not a ",
                                                 zero_ok ? "" : "positive ",
                                                 "duration such as 30m or 1h"));

@@ -19,13 +19,6 @@ absl::Status Bad(const api::ObjectMeta& meta, std::string_view annotation, const
                 ": annotation ", annotation, ": \"", value, "\" is not ", form));
 }
 
-// A finite duration in seconds, positive or (with `zero_ok`) non-negative; nullopt otherwise.
-std::optional<double> DurationSeconds(const std::string& text, bool zero_ok) {
-  std::optional<double> s = util::DurationSeconds(text);
-  if (!s || *s < 0 || (!zero_ok && *s == 0)) return std::nullopt;
-  return s;
-}
-
 }  // namespace
 
 std::optional<double> UnixSeconds(std::string_view text) {
@@ -44,7 +37,7 @@ absl::StatusOr<Checkpointing> CheckpointingOf(const api::ObjectMeta& meta) {
     return it == meta.annotations.end() ? nullptr : &it->second;
   };
   if (const std::string* v = find(kCheckpointIntervalAnnotation)) {
-    std::optional<double> s = DurationSeconds(*v, false);
+    std::optional<double> s = util::PositiveDurationSeconds(*v, false);
     if (!s) {
       return Bad(meta, kCheckpointIntervalAnnotation, *v,
                  "a positive duration such as 30m or 1h30m");
@@ -60,12 +53,12 @@ absl::StatusOr<Checkpointing> CheckpointingOf(const api::ObjectMeta& meta) {
     c.last_checkpoint = *t;
   }
   if (const std::string* v = find(kMinRuntimeAnnotation)) {
-    std::optional<double> s = DurationSeconds(*v, true);
+    std::optional<double> s = util::PositiveDurationSeconds(*v, true);
     if (!s) return Bad(meta, kMinRuntimeAnnotation, *v, "a duration such as 30m or 2h");
     c.min_runtime_seconds = *s;
   }
   if (const std::string* v = find(kCheckpointOnSignalAnnotation)) {
-    std::optional<double> s = DurationSeconds(*v, true);
+    std::optional<double> s = util::PositiveDurationSeconds(*v, true);
     if (!s) {
       return Bad(meta, kCheckpointOnSignalAnnotation, *v,
                  "a duration such as 30s or 2m (how long the job needs to save on the "

@@ -15,4 +15,10 @@ std::optional<double> DurationSeconds(std::string_view text) {
   return absl::ToDoubleSeconds(d);
 }
 
+std::optional<double> PositiveDurationSeconds(std::string_view text, bool zero_ok) {
+  std::optional<double> s = DurationSeconds(text);
+  if (!s || *s < 0 || (*s == 0 && !zero_ok)) return std::nullopt;
+  return s;
+}
+
 }  // namespace gpuplane::util

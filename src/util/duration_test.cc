@@ -19,5 +19,16 @@ TEST(DurationSeconds, RefusesWhatIsNotAFiniteDuration) {
   }
 }
 
+TEST(PositiveDurationSeconds, RefusesNegativeAndZeroUnlessAsked) {
+  EXPECT_EQ(PositiveDurationSeconds("30m", false), 1800);
+  EXPECT_EQ(PositiveDurationSeconds("30m", true), 1800);
+  EXPECT_EQ(PositiveDurationSeconds("0", false), std::nullopt);
+  EXPECT_EQ(PositiveDurationSeconds("0s", true), 0);
+  EXPECT_EQ(PositiveDurationSeconds("-5s", true), std::nullopt);
+  EXPECT_EQ(PositiveDurationSeconds("-5s", false), std::nullopt);
+  EXPECT_EQ(PositiveDurationSeconds("inf", true), std::nullopt);
+  EXPECT_EQ(PositiveDurationSeconds("5", true), std::nullopt);
+}
+
 }  // namespace
 }  // namespace gpuplane::util
