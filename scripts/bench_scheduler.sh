@@ -76,11 +76,16 @@ def result(path):
     except (OSError, ValueError):
         return None  # the bench failed before its result line
 
+def ratio(num, den):
+    # Each ratio on its own: a side that bound nothing has no p99 but still a pods/s.
+    if num is None or not den:
+        return None
+    return round(num / den, 2)
+
 def ratios(k, g):
-    if not k or not g or not k.get("pods_per_s") or not g.get("p99_create_to_bind_s"):
-        return None, None
-    return (round(g["pods_per_s"] / k["pods_per_s"], 2),
-            round(k["p99_create_to_bind_s"] / g["p99_create_to_bind_s"], 2))
+    k, g = k or {}, g or {}
+    return (ratio(g.get("pods_per_s"), k.get("pods_per_s")),
+            ratio(k.get("p99_create_to_bind_s"), g.get("p99_create_to_bind_s")))
 
 out = {}
 for case in ("pods", "gangs"):
