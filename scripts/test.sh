@@ -13,7 +13,7 @@
 #      their control plane); its findings are reported, and fail the suite, after 2c
 #   4. clang build with AddressSanitizer + UndefinedBehaviorSanitizer, unit tests and the
 #      command-line suites (any sanitizer report fails them)
-#   5. libFuzzer targets from the clang build, each for FUZZ_SECONDS
+#   5. libFuzzer targets from the clang build, each for FUZZ_SECONDS, JOBS of them at a time
 set -euo pipefail
 cd "$(dirname "$0")/.."
 JOBS=${JOBS:-$(nproc)}
@@ -45,7 +45,7 @@ git ls-files 'src/*.cc' |
   setsid nice -n 19 xargs -P "$JOBS" -n 4 clang-tidy -p build --quiet --warnings-as-errors='*' \
     >"$tidy_log" 2>/dev/null &
 tidy_pid=$!
-trap 'kill -- -"$tidy_pid" 2>/dev/null || true' EXIT
+trap 'kill -- -"$tidy_pid" 2>/dev/null || true; rm -f "$tidy_log"' EXIT
 
 echo "== Kubernetes' CEL vs gpuplane's (scripts/k8sref.sh) (at ${SECONDS}s)"
 vectors=${GPUPLANE_SHARED_DIR:-../shared}/data/cel-conformance/conformance.jsonl
@@ -90,7 +90,10 @@ if compgen -G "$san_logs/*" >/dev/null; then
 fi
 rm -rf "$san_logs"
 
-for target in build-asan/fuzz/*_fuzz; do
+# fuzz_one TARGET: one libFuzzer target for FUZZ_SECONDS on a corpus of the project's own inputs.
+# Its report is printed in one piece at the end, so that targets running side by side do not mix.
+fuzz_one() {
+  local target=$1 name corpus log report status=0
   name=$(basename "$target")
   corpus=$(mktemp -d)
   case "$name" in
@@ -106,22 +109,34 @@ for target in build-asan/fuzz/*_fuzz; do
     *) find testdata examples -type f \( -name '*.yaml' -o -name '*.json' \) -size -64k \
          -exec cp {} "$corpus"/ \; 2>/dev/null || true ;;
   esac
-  echo "== fuzz $name for ${FUZZ_SECONDS}s (at ${SECONDS}s)"
-  log="$corpus.log"
+  log="$corpus.log" report="$corpus.report"
+  echo "== fuzz $name for ${FUZZ_SECONDS}s (at $((FUZZ_STARTED_AT + SECONDS))s)" >"$report"
   if ! "$target" -max_total_time="$FUZZ_SECONDS" -max_len=16384 -timeout=10 -rss_limit_mb=2048 \
     -print_final_stats=1 "$corpus" >"$log" 2>&1; then
-    # Show what was found and where the input was saved (crash-*, leak-*, timeout-*).
-    grep -E "ERROR|SUMMARY|runtime error|Test unit written|^ +#[0-9]+ " "$log" | head -40
-    # The input itself, so that a CI log alone is enough to reproduce (base64 -d > file).
-    for found in $(sed -n 's/.*Test unit written to \([^ ]*\).*/\1/p' "$log"); do
-      [ -f "$found" ] && echo "input $found (base64): $(head -c 4096 "$found" | base64 -w0)"
-    done
-    echo "fuzz $name found a problem; rerun: $target <the file named above>"
-    exit 1
+    status=1
+    {
+      # Show what was found and where the input was saved (crash-*, leak-*, timeout-*).
+      grep -E "ERROR|SUMMARY|runtime error|Test unit written|^ +#[0-9]+ " "$log" | head -40
+      # The input itself, so that a CI log alone is enough to reproduce (base64 -d > file).
+      for found in $(sed -n 's/.*Test unit written to \([^ ]*\).*/\1/p' "$log"); do
+        [ -f "$found" ] && echo "input $found (base64): $(head -c 4096 "$found" | base64 -w0)"
+      done
+      echo "fuzz $name found a problem; rerun: $target <the file named above>"
+    } >>"$report"
+  else
+    tail -n 4 "$log" >>"$report"
   fi
-  tail -n 4 "$log"
-  rm -rf "$corpus" "$log"
-done
+  cat "$report"
+  rm -rf "$corpus" "$log" "$report"
+  return "$status"
+}
+export -f fuzz_one
+export FUZZ_SECONDS FUZZ_STARTED_AT=$SECONDS  # each target's shell counts its SECONDS from 0
+# JOBS targets at a time (each runs on one core); xargs exits non-zero when any target failed.
+if ! printf '%s\n' build-asan/fuzz/*_fuzz | xargs -P "$JOBS" -I{} bash -c 'fuzz_one "$1"' _ {}; then
+  echo "a fuzz target found a problem (its report is above)"
+  exit 1
+fi
 
 # Last, so CI reads ctest's closing line for the whole suite (from the run above).
 echo "== summary (at ${SECONDS}s)"
