@@ -168,10 +168,10 @@ expect_output '"status":"Unresolvable","node":null,"claims":\[\],"reason":"0/2 n
   "schedule json: unresolvable with its reason" -- "$BIN" schedule -o json \
   --objects $S/status-nine-gpus-on-eight-gpu-nodes-is-unresolvable.yaml --workload $S/status-nine-gpus-on-eight-gpu-nodes-is-unresolvable.yaml
 P=$S/preempt-node-with-the-least-lost-work.yaml
-expect_output '^\{"pod":"t/high",.*"preemption":\{"node":"n0","victims":\["t/a","t/b"\],"lost_gpu_seconds":660' \
+expect_output '^\{"pod":"t/high",.*"preemption":\{"node":"n0","victims":\["t/a","t/b"\],"lost_gpu_seconds":720' \
   "schedule --preempt json: victims and lost work" -- "$BIN" schedule -o json --objects $P --workload $P \
   --preempt --now 2026-12-01T12:00:00Z
-expect_output 'preemption: it preempts t/d to run on node n1 \(0 GPU-seconds of work lost\)' \
+expect_output 'preemption: it preempts t/d to run on node n1 \(30 GPU-seconds of work lost\)' \
   "explain --preempt: the pod's victims" -- "$BIN" explain --objects $P --workload $P --pod t/mid \
   --preempt --now 2026-12-01T12:00:00Z
 expect_output '--now "noon" is not an RFC 3339 time' \

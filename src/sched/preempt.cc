@@ -95,11 +95,15 @@ const std::vector<Session::Job>& Session::RunningJobs() {
       }
     }
     // A job that does not say how it checkpoints loses everything since it started; one
-    // that saves on the termination signal within its grace period, only the restore.
+    // that saves on the termination signal within its grace period, only the restore. The
+    // victim runs on through its grace period, so its loss is counted when that ends: a
+    // checkpoint due within the grace lands, and the work after the last one is lost too (as
+    // the replay counts it, sim/tenant_preemption.cc).
     absl::StatusOr<Checkpointing> said = CheckpointingOf(p.pod->metadata);
     Checkpointing c = said.value_or(Checkpointing{});
     const double started = p.started >= 0 ? p.started : now;
-    job.lost += LostGpuSecondsSignalled(devices, now, started, c, GraceSeconds(p.pod->spec));
+    const double grace = GraceSeconds(p.pod->spec);
+    job.lost += LostGpuSecondsSignalled(devices, now + grace, started, c, grace);
     const QueueNode* queue = ledger_ && queue_of_[i].queue >= 0
                                  ? &options_.queues->queues()[queue_of_[i].queue]
                                  : nullptr;

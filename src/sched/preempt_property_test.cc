@@ -1,9 +1,9 @@
 // Preemption property test: on 3,000 random small clusters (1-3 nodes of 1-4 identical GPUs,
-// running pods of 1-2 GPUs with random priorities, restore times and start times, some of them
-// gangs across two nodes, some terminating) and a pending pod of 1-4 GPUs, the Session's
-// preemption agrees with a brute force over every subset of the running jobs, counting GPUs:
-// it preempts exactly when some set of lower-priority jobs (whole, not terminating) makes
-// room on one node, its victims lose exactly the least work any such set loses, they are
+// running pods of 1-2 GPUs with random priorities, restore times, start times and grace
+// periods, some of them gangs across two nodes, some terminating) and a pending pod of 1-4 GPUs,
+// the Session's preemption agrees with a brute force over every subset of the running jobs,
+// counting GPUs: it preempts exactly when some set of lower-priority jobs (whole, not terminating)
+// makes room on one node, its victims lose exactly the least work any such set loses, they are
 // whole jobs of lower priority, and they free enough GPUs on the nominated node.
 #include <map>
 #include <random>
@@ -32,13 +32,15 @@ struct RunningJob {
   int priority = 0;
   double restore = 0;
   double started = 0;
+  int grace = -1;  // terminationGracePeriodSeconds; -1: not set (the API server's 30)
   bool terminating = false;
   int Gpus() const {
     int n = 0;
     for (const RunningPod& p : pods) n += static_cast<int>(p.gpus.size());
     return n;
   }
-  double Lost() const { return Gpus() * ((kNow - started) + restore); }
+  // The victim runs on through its grace period, and what it does then is lost too.
+  double Lost() const { return Gpus() * ((kNow + (grace < 0 ? 30 : grace) - started) + restore); }
 };
 
 struct Instance {
@@ -85,6 +87,7 @@ Instance Random(std::mt19937& rng) {
     job.priority = std::vector<int>{1, 5, 10}[pick(0, 2)];
     job.restore = pick(0, 20) * 50;
     job.started = kNow - pick(1, 7200);
+    job.grace = pick(0, 2) == 0 ? -1 : pick(0, 600);
     job.terminating = pick(0, 9) == 0;
     in.jobs.push_back(std::move(job));
   }
@@ -139,6 +142,7 @@ std::string Yaml(const Instance& in) {
           "---\napiVersion: v1\nkind: Pod\nmetadata: {name: ", name, ", namespace: t, uid: u-",
           name, ", annotations: {gpuplane.io/restore-seconds: \"", job.restore, "\"}", labels,
           deleting, "}\nspec:\n  nodeName: n", p.node, "\n  priority: ", job.priority,
+          job.grace < 0 ? "" : util::Cat("\n  terminationGracePeriodSeconds: ", job.grace),
           "\n  resourceClaims: [{name: gpu, resourceClaimName: ", name,
           "}]\n  containers: [{name: c}]\nstatus: {startTime: \"", Time(job.started), "\"}\n");
     }
