@@ -23,7 +23,7 @@ build() {
   local abs
   abs=$(realpath -m "$KWOK_BIN")
   echo "kwok: building $KWOK_BIN" >&2
-  if ! (cd test/kwok && GOTOOLCHAIN=local GOFLAGS=-mod=readonly go build -trimpath -o "$abs" sigs.k8s.io/kwok/cmd/kwok); then
+  if ! (cd test/kwok && GOTOOLCHAIN=local GOFLAGS=-mod=readonly go build -trimpath -ldflags "-s -w" -o "$abs" sigs.k8s.io/kwok/cmd/kwok); then
     echo "kwok: building test/kwok failed (it needs the Go module proxy the first time)" >&2
     exit 2
   fi
