@@ -10,10 +10,11 @@
 #      (scripts/controlplane.sh restart-apiserver: 410 Gone, list again); leader election on
 #      a Lease (one of two leads, hand-over, a crashed leader); a scheduling pass over the
 #      cluster cache placing a pod; kube_test's *PlaneTest with GPUPLANE_TEST_PLANE
-#   3. the live scheduler (`gpuplane scheduler`, kube/scheduler.h): the three seed scenarios
-#      on the example cluster where the offline pass puts them, claims from templates,
-#      Workload gangs whole or not at all, unschedulable pods' condition, Event and reason, a
-#      claim whose CEL fails, a ResourceSlice for a missing node, a kube-apiserver restart;
+#   3. the live scheduler (`gpuplane scheduler`, kube/scheduler.h; kube_scheduler_plane_test):
+#      the three seed scenarios on the example cluster where the offline pass puts them,
+#      claims from templates, Workload gangs whole or not at all, unschedulable pods'
+#      condition, Event and reason, a claim whose CEL fails, a ResourceSlice for a missing
+#      node, a kube-apiserver restart;
 #      then as processes (*ProcessTest, GPUPLANE_BIN): 50 SIGKILLs while binding gangs (every
 #      gang whole or with nothing bound within 30 s, no device in two claims) and a leader
 #      killed during a burst (the standby leads within the lease + 5 s)
@@ -56,7 +57,9 @@ if "${validate[@]}" testdata/api/malformed/queue-parent-missing.yaml >/dev/null 
 fi
 
 echo "== e2e: the kube client and the live scheduler against the plane"
-GPUPLANE_TEST_PLANE=$dir GPUPLANE_BIN=$(realpath "$GPUPLANE_BIN") \
-  "$(dirname "$GPUPLANE_BIN")/src/kube/kube_test" --gtest_filter='*PlaneTest.*:*ProcessTest.*' \
-  --gtest_brief=1
+for tests in kube_test kube_scheduler_plane_test; do
+  GPUPLANE_TEST_PLANE=$dir GPUPLANE_BIN=$(realpath "$GPUPLANE_BIN") \
+    "$(dirname "$GPUPLANE_BIN")/src/kube/$tests" --gtest_filter='*PlaneTest.*:*ProcessTest.*' \
+    --gtest_brief=1
+done
 

@@ -1,0 +1,41 @@
+#include "kube/scheduler_metrics.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace gpuplane::kube {
+namespace {
+
+TEST(SchedulerMetricsTest, RendersCountersHistogramAndGauges) {
+  SchedulerMetrics m;
+  m.Attempt("scheduled");
+  m.Attempt("scheduled");
+  m.Latency(0.3);
+  m.Latency(1000);
+  m.SetPending({{"Unschedulable/Devices", 2}}, 1);
+  m.SetPending({{"Unresolvable/Claims", 1}}, 0);
+  std::string text = m.Render();
+  EXPECT_NE(text.find("gpuplane_scheduler_attempts_total{result=\"scheduled\"} 2"),
+            std::string::npos);
+  EXPECT_NE(text.find("gpuplane_scheduler_pod_scheduling_seconds_count 2"), std::string::npos);
+  EXPECT_NE(text.find("le=\"+Inf\"} 2"), std::string::npos);
+  // A reason seen before drops to 0 rather than vanishing (alerts see it resolve).
+  EXPECT_NE(text.find("gpuplane_scheduler_pending_pods{reason=\"Unschedulable/Devices\"} 0"),
+            std::string::npos);
+  EXPECT_NE(text.find("gpuplane_scheduler_pending_pods{reason=\"Unresolvable/Claims\"} 1"),
+            std::string::npos);
+  EXPECT_NE(text.find("gpuplane_scheduler_gangs_waiting 0"), std::string::npos);
+  m.SetQueues({{"team-a", 8}}, {{"team-a", 3600.5}});
+  m.SetQueues({{"team-b", 2}}, {});  // a queue gone is gone; no past use without a half-life
+  text = m.Render();
+  EXPECT_EQ(text.find("gpuplane_queue_devices{queue=\"team-a\"}"), std::string::npos) << text;
+  EXPECT_NE(text.find("gpuplane_queue_devices{queue=\"team-b\"} 2"), std::string::npos) << text;
+  EXPECT_EQ(text.find("gpuplane_queue_past_use_device_seconds{"), std::string::npos) << text;
+  m.SetQueues({{"team-a", 8}}, {{"team-a", 3600.5}});
+  EXPECT_NE(m.Render().find("gpuplane_queue_past_use_device_seconds{queue=\"team-a\"} 3600.5"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace gpuplane::kube
