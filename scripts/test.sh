@@ -111,7 +111,7 @@ fuzz_one() {
          -exec cp {} "$corpus"/ \; 2>/dev/null || true ;;
   esac
   log="$corpus.log" report="$corpus.report"
-  echo "== fuzz $name for ${FUZZ_SECONDS}s (at $((FUZZ_STARTED_AT + SECONDS))s)" >"$report"
+  echo "== fuzz $name for ${FUZZ_SECONDS}s (at $(($(date +%s) - SUITE_STARTED_AT))s)" >"$report"
   if ! "$target" -max_total_time="$FUZZ_SECONDS" -max_len=16384 -timeout=10 -rss_limit_mb=2048 \
     -print_final_stats=1 "$corpus" >"$log" 2>&1; then
     status=1
@@ -132,7 +132,8 @@ fuzz_one() {
   return "$status"
 }
 export -f fuzz_one
-export FUZZ_SECONDS FUZZ_STARTED_AT=$SECONDS  # each target's shell counts its SECONDS from 0
+# Each target's shell counts its SECONDS from 0, so it reads the suite's start from the clock.
+export FUZZ_SECONDS SUITE_STARTED_AT=$(($(date +%s) - SECONDS))
 # JOBS targets at a time (each runs on one core); xargs exits non-zero when any target failed.
 if ! printf '%s\n' build-asan/fuzz/*_fuzz | xargs -P "$JOBS" -I{} bash -c 'fuzz_one "$1"' _ {}; then
   echo "a fuzz target found a problem (its report is above)"
