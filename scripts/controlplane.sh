@@ -50,6 +50,7 @@ build_plane() {
   local abs ld start
   abs=$(realpath -m "$CONTROLPLANE_BIN")
   # -s -w: no symbol table or DWARF (panics still name functions and lines); links in half the time.
+  # -trimpath, as scripts/k8sref.sh builds too, so that the two share compiled packages.
   ld="-s -w -X k8s.io/component-base/version.gitVersion=$VERSION -X k8s.io/component-base/version.gitMajor=1"
   ld+=" -X k8s.io/component-base/version.gitMinor=35 -X k8s.io/client-go/pkg/version.gitVersion=$VERSION"
   start=$(date +%s)
