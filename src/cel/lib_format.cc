@@ -17,9 +17,6 @@ namespace {
 // Largest precision a format clause may ask for ("%.1000f"), so output stays bounded.
 constexpr int kMaxPrecision = 1000;
 
-// Largest string format() builds, as for the other string functions.
-constexpr size_t kMaxResultBytes = size_t{8} << 20;
-
 // Decodes one UTF-8 code point at s[*i], advancing *i; returns -1 (advancing one byte) on an
 // invalid or truncated sequence.
 int32_t NextRune(const std::string& s, size_t* i) {

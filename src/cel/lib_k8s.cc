@@ -10,7 +10,6 @@
 namespace gpuplane::cel {
 namespace {
 
-bool IsStr(const Value& v) { return v.kind() == Kind::kString; }
 bool IsOpt(const Value& v) { return v.kind() == Kind::kOptional; }
 
 // ---- optional ----

@@ -11,11 +11,6 @@
 namespace gpuplane::cel {
 namespace {
 
-// Largest string a function may build: the cost limit charges what functions scan, so a
-// single replace('', big) could otherwise multiply memory use before any limit is checked.
-constexpr size_t kMaxResultBytes = size_t{8} << 20;
-
-bool IsStr(const Value& v) { return v.kind() == Kind::kString; }
 bool IsInt(const Value& v) { return v.kind() == Kind::kInt; }
 
 // Byte offset of code point `i` (i == count gives the end).

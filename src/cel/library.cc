@@ -8,21 +8,21 @@
 namespace gpuplane::cel {
 namespace {
 
-struct Key {
+struct OverloadKey {
   std::string name;
   bool receiver;
   size_t arity;
-  bool operator<(const Key& o) const {
+  bool operator<(const OverloadKey& o) const {
     return std::tie(name, receiver, arity) < std::tie(o.name, o.receiver, o.arity);
   }
 };
 
-const std::map<Key, LibraryOverload>& Registry() {
+const std::map<OverloadKey, LibraryOverload>& Registry() {
   static const auto* registry = [] {
-    auto* m = new std::map<Key, LibraryOverload>();
+    auto* m = new std::map<OverloadKey, LibraryOverload>();
     for (auto table : {StringsLibrary(), FormatLibrary(), ListsLibrary(), KubernetesLibrary()}) {
       for (const LibraryOverload& o : table) {
-        m->emplace(Key{std::string(o.name), o.receiver, static_cast<size_t>(o.arity)}, o);
+        m->emplace(OverloadKey{std::string(o.name), o.receiver, static_cast<size_t>(o.arity)}, o);
       }
     }
     return m;
@@ -34,12 +34,12 @@ const std::map<Key, LibraryOverload>& Registry() {
 
 const LibraryOverload* FindLibraryOverload(std::string_view name, CallStyle style, size_t arity) {
   const bool receiver = style == CallStyle::kReceiver;
-  auto it = Registry().find(Key{std::string(name), receiver, arity});
+  auto it = Registry().find(OverloadKey{std::string(name), receiver, arity});
   return it == Registry().end() ? nullptr : &it->second;
 }
 
 bool IsLibraryFunction(std::string_view name) {
-  auto it = Registry().lower_bound(Key{std::string(name), false, 0});
+  auto it = Registry().lower_bound(OverloadKey{std::string(name), false, 0});
   return it != Registry().end() && it->first.name == name;
 }
 

@@ -4,6 +4,7 @@
 #ifndef GPUPLANE_CEL_LIBRARY_H_
 #define GPUPLANE_CEL_LIBRARY_H_
 
+#include <cstddef>
 #include <span>
 #include <string>
 #include <string_view>
@@ -14,6 +15,13 @@
 namespace gpuplane::cel {
 
 using LibraryFn = Value (*)(std::span<const Value> args);
+
+// Largest string a library function builds: the cost limit charges what functions scan, so a
+// single replace('', big) or format() could otherwise multiply memory use before any limit is
+// checked.
+inline constexpr size_t kMaxResultBytes = size_t{8} << 20;
+
+inline bool IsStr(const Value& v) { return v.kind() == Kind::kString; }
 
 struct LibraryOverload {
   std::string_view name;  // "charAt", "optional.of", "sets.contains"

@@ -20,7 +20,7 @@ struct ReportOptions {
   std::string ledger, since, until, group_by = "namespace", output = "table";
 };
 
-int Fail(const absl::Status& s) { return cli::Fail("report", s); }
+int ReportFail(const absl::Status& s) { return cli::Fail("report", s); }
 
 // Unix seconds ("1700000000", "1.7e9") or RFC 3339 ("2026-11-30T12:00:00Z").
 std::optional<double> ParseTime(const std::string& text) {
@@ -42,18 +42,18 @@ constexpr double kGiB = 1024.0 * 1024 * 1024;
 int RunReport(const ReportOptions& opt) {
   std::optional<double> since = ParseTime(opt.since), until = ParseTime(opt.until);
   if (!opt.since.empty() && !since) {
-    return Fail(absl::InvalidArgumentError(util::Cat(
+    return ReportFail(absl::InvalidArgumentError(util::Cat(
         "--since ", opt.since, ": expected unix seconds or RFC 3339 (2026-11-30T00:00:00Z)")));
   }
   if (!opt.until.empty() && !until) {
-    return Fail(absl::InvalidArgumentError(util::Cat(
+    return ReportFail(absl::InvalidArgumentError(util::Cat(
         "--until ", opt.until, ": expected unix seconds or RFC 3339 (2026-11-30T00:00:00Z)")));
   }
   absl::StatusOr<std::unique_ptr<acct::Ledger>> ledger =
       acct::Ledger::Open(opt.ledger, acct::Ledger::Access::kReadOnly);
-  if (!ledger.ok()) return Fail(ledger.status());
+  if (!ledger.ok()) return ReportFail(ledger.status());
   absl::StatusOr<std::vector<acct::ReportRow>> rows = (*ledger)->Report(since, until, opt.group_by);
-  if (!rows.ok()) return Fail(rows.status());
+  if (!rows.ok()) return ReportFail(rows.status());
   std::string out;
   if (opt.output == "json") {
     nlohmann::ordered_json doc = nlohmann::ordered_json::array();

@@ -127,7 +127,7 @@ sim::Progress ProgressBar(const char* what) {
   };
 }
 
-int Fail(const absl::Status& s) { return cli::Fail("simulate", s); }
+int SimulateFail(const absl::Status& s) { return cli::Fail("simulate", s); }
 
 void Report(const std::vector<std::string>& problems, const char* what, bool quiet) {
   if (problems.empty()) return;
@@ -152,7 +152,7 @@ int Jobs(const SimulateOptions& opt) {
 int WriteReplay(const SimulateOptions& opt, const ReplayReport& report) {
   if (!opt.report.empty()) {
     absl::Status s = WriteReplayHtml(report, opt.report);
-    if (!s.ok()) return Fail(s);
+    if (!s.ok()) return SimulateFail(s);
   }
   std::string out = opt.output == "json" ? ReplayJson(report) : ReplayTable(report);
   std::fwrite(out.data(), 1, out.size(), stdout);
@@ -184,7 +184,7 @@ int Replay(const SimulateOptions& opt, std::shared_ptr<const sim::SimCluster> cl
   for (std::thread& t : pool) t.join();
   ReplayReport report{name, cluster->empty_view().total_milli, {}, problems};
   for (absl::StatusOr<sim::ReplayRun>& r : results) {
-    if (!r.ok()) return Fail(r.status());
+    if (!r.ok()) return SimulateFail(r.status());
     report.runs.push_back(std::move(*r));
   }
   return WriteReplay(opt, report);
@@ -203,7 +203,7 @@ int RunGeneratedReplay(const SimulateOptions& opt,
   std::vector<std::string> policies = Policies(opt);
   for (const std::string& p : policies) {
     absl::StatusOr<std::unique_ptr<sched::Policy>> made = sched::MakePolicy(p, workload);
-    if (!made.ok()) return Fail(made.status());
+    if (!made.ok()) return SimulateFail(made.status());
   }
   char load[32];
   std::snprintf(load, sizeof load, "%g", opt.load);  // 0.85, not 0.850000
@@ -216,15 +216,15 @@ int RunDefaultScenario(const SimulateOptions& opt) {
   sim::ScenarioSpec spec;
   if (!opt.seeds.empty()) {
     absl::StatusOr<std::vector<uint64_t>> seeds = ParseSeeds(opt.seeds);
-    if (!seeds.ok()) return Fail(seeds.status());
+    if (!seeds.ok()) return SimulateFail(seeds.status());
     spec.seed = seeds->at(0);
   }
   absl::StatusOr<std::vector<sim::ScenarioResult>> results = sim::RunDefaultScenario(spec);
-  if (!results.ok()) return Fail(results.status());
+  if (!results.ok()) return SimulateFail(results.status());
   std::string description = sim::DescribeDefaultScenario(spec);
   if (!opt.report.empty()) {
     absl::Status s = WriteScenarioHtml(description, *results, opt.report);
-    if (!s.ok()) return Fail(s);
+    if (!s.ok()) return SimulateFail(s);
   }
   std::string out = opt.output == "json" ? ScenarioJson(description, *results)
                                          : ScenarioTable(description, *results);
@@ -235,14 +235,14 @@ int RunDefaultScenario(const SimulateOptions& opt) {
 // --workload FILE: Pods with claims, replayed on the cluster's own DRA objects.
 int RunClaimReplay(const SimulateOptions& opt) {
   if (opt.mode != "replay") {
-    return Fail(absl::InvalidArgumentError(
+    return SimulateFail(absl::InvalidArgumentError(
         "--workload FILE (Pods with claims) replays arrivals and departures: add --mode replay"));
   }
   std::vector<api::SourcedObject> objects;
   std::vector<std::string> problems;
   if (!opt.objects.empty() && opt.generate.empty() && opt.nodes.empty() && opt.spot_nodes.empty()) {
     absl::StatusOr<api::LoadResult> read = api::LoadPaths(opt.objects);
-    if (!read.ok()) return Fail(read.status());
+    if (!read.ok()) return SimulateFail(read.status());
     api::LoadResult& loaded = *read;
     for (const api::Diagnostic& d : loaded.diagnostics) {
       if (d.is_error()) problems.push_back(d.ToString());
@@ -251,18 +251,18 @@ int RunClaimReplay(const SimulateOptions& opt) {
   } else if (!opt.generate.empty() && opt.objects.empty() && opt.nodes.empty() &&
              opt.spot_nodes.empty()) {
     absl::StatusOr<sim::ClusterSpec> spec = sim::ParseClusterMix(opt.generate);
-    if (!spec.ok()) return Fail(spec.status());
+    if (!spec.ok()) return SimulateFail(spec.status());
     absl::StatusOr<sim::GeneratedCluster> cluster = sim::GenerateCluster(*spec);
-    if (!cluster.ok()) return Fail(cluster.status());
+    if (!cluster.ok()) return SimulateFail(cluster.status());
     objects = sim::ToObjects(*cluster);
   } else {
-    return Fail(absl::InvalidArgumentError(
+    return SimulateFail(absl::InvalidArgumentError(
         "--workload FILE (Pods with claims) needs a DRA cluster: --objects DIR or --generate MIX "
         "(trace clusters have no DRA attributes for the claims to select)"));
   }
   model::Inventory inventory = model::Inventory::Build(objects);
   absl::StatusOr<sim::ClaimWorkload> read = sim::LoadClaimWorkload({opt.workload});
-  if (!read.ok()) return Fail(read.status());
+  if (!read.ok()) return SimulateFail(read.status());
   sim::ClaimWorkload& workload = *read;
   problems.insert(problems.end(), workload.problems.begin(), workload.problems.end());
   std::vector<std::string> policies =
@@ -277,7 +277,7 @@ int RunClaimReplay(const SimulateOptions& opt) {
   for (size_t i = 0; i < policies.size(); ++i) {
     std::vector<std::string> skipped;
     absl::StatusOr<sim::ReplayRun> r = sim::ReplayClaims(objects, jobs, policies[i], skipped);
-    if (!r.ok()) return Fail(r.status());
+    if (!r.ok()) return SimulateFail(r.status());
     if (i == 0) problems.insert(problems.end(), skipped.begin(), skipped.end());
     report.runs.push_back(std::move(*r));
   }
@@ -303,12 +303,12 @@ ClusterNodes ReadCluster(const SimulateOptions& opt, std::vector<std::string>& p
                                       : !opt.spot_nodes.empty()
                                           ? sim::ReadSpotNodes(opt.spot_nodes)
                                           : absl::StatusOr<sim::NodeTrace>(sim::NodeTrace{});
-  if (!nt.ok()) return {{}, Fail(nt.status())};
+  if (!nt.ok()) return {{}, SimulateFail(nt.status())};
   out.nodes = std::move(nt->nodes);
   problems = std::move(nt->problems);
   if (!opt.objects.empty()) {
     absl::StatusOr<api::LoadResult> read = api::LoadPaths(opt.objects);
-    if (!read.ok()) return {{}, Fail(read.status())};
+    if (!read.ok()) return {{}, SimulateFail(read.status())};
     api::LoadResult& loaded = *read;
     for (const api::Diagnostic& d : loaded.diagnostics) {
       if (d.is_error()) problems.push_back(d.ToString());
@@ -320,14 +320,14 @@ ClusterNodes ReadCluster(const SimulateOptions& opt, std::vector<std::string>& p
     out.nodes = sim::NodesFromObjects(loaded.objects);
     if (out.nodes.empty()) {
       return {{},
-              Fail(absl::InvalidArgumentError(
+              SimulateFail(absl::InvalidArgumentError(
                   "--objects: no node with GPUs among the objects (expected ResourceSlices of "
                   "GPUs)"))};
     }
   }
   if (!opt.generate.empty()) {
     absl::StatusOr<std::vector<sim::TraceNode>> g = GeneratedNodes(opt.generate);
-    if (!g.ok()) return {{}, Fail(g.status())};
+    if (!g.ok()) return {{}, SimulateFail(g.status())};
     out.nodes = std::move(*g);
   }
   return out;
@@ -340,12 +340,12 @@ int RunFillMode(const SimulateOptions& opt, const std::shared_ptr<const sim::Sim
   absl::StatusOr<std::vector<sim::FillRun>> runs =
       sim::RunFills(cluster, demands.pods, workload, policies, seeds, opt.tune, Jobs(opt),
                     ProgressBar("fill runs"));
-  if (!runs.ok()) return Fail(runs.status());
+  if (!runs.ok()) return SimulateFail(runs.status());
   const int64_t total = cluster->empty_view().total_milli;
   FillReport report{trace, total, *runs, sim::Summarize(*runs, total), problems};
   if (!opt.report.empty()) {
     absl::Status s = WriteFillHtml(report, opt.report);
-    if (!s.ok()) return Fail(s);
+    if (!s.ok()) return SimulateFail(s);
   }
   std::string out = opt.output == "json" ? FillJson(report) : FillTable(report);
   std::fwrite(out.data(), 1, out.size(), stdout);
@@ -356,7 +356,7 @@ int RunFillMode(const SimulateOptions& opt, const std::shared_ptr<const sim::Sim
 int RunPodTrace(const SimulateOptions& opt, const std::shared_ptr<const sim::SimCluster>& cluster,
                 const std::vector<uint64_t>& seeds, std::vector<std::string>& problems) {
   absl::StatusOr<sim::PodTrace> pt = sim::ReadOpenbPods(opt.pods);
-  if (!pt.ok()) return Fail(pt.status());
+  if (!pt.ok()) return SimulateFail(pt.status());
   problems.insert(problems.end(), pt->problems.begin(), pt->problems.end());
   sim::Demands demands = sim::ToDemands(pt->pods, cluster->empty_view());
   problems.insert(problems.end(), demands.problems.begin(), demands.problems.end());
@@ -369,7 +369,7 @@ int RunPodTrace(const SimulateOptions& opt, const std::shared_ptr<const sim::Sim
   std::vector<std::string> policies = Policies(opt);
   for (const std::string& p : policies) {
     absl::StatusOr<std::unique_ptr<sched::Policy>> made = sched::MakePolicy(p, workload);
-    if (!made.ok()) return Fail(made.status());
+    if (!made.ok()) return SimulateFail(made.status());
   }
   std::string trace = opt.pods.substr(opt.pods.find_last_of('/') + 1);
   const auto problem_count = static_cast<int64_t>(problems.size());
@@ -388,7 +388,7 @@ int RunPodTrace(const SimulateOptions& opt, const std::shared_ptr<const sim::Sim
 // The multi-tenant replay: philly:FILE, openb:FILE or daynight[:DAYS].
 int RunTenants(const SimulateOptions& opt) {
   absl::StatusOr<std::vector<uint64_t>> seeds = ParseSeeds(opt.seeds.empty() ? "42" : opt.seeds);
-  if (!seeds.ok()) return Fail(seeds.status());
+  if (!seeds.ok()) return SimulateFail(seeds.status());
   TenantReplayArgs args;
   if (opt.workload.starts_with("philly:")) {
     args.trace = opt.workload.substr(std::string_view("philly:").size());
@@ -401,7 +401,7 @@ int RunTenants(const SimulateOptions& opt) {
       int value = 0;
       const auto [end, err] = std::from_chars(days.data(), days.data() + days.size(), value);
       if (err != std::errc() || end != days.data() + days.size() || value < 1 || value > 3650) {
-        return Fail(absl::InvalidArgumentError(util::Cat(
+        return SimulateFail(absl::InvalidArgumentError(util::Cat(
             "--workload \"", opt.workload,
             "\": the day/night workload takes a number of days from 1 to 3650, as daynight:7")));
       }
@@ -436,7 +436,7 @@ int RunSimulate(const SimulateOptions& opt) {
                 (opt.generate.empty() ? 0 : 1) + (opt.objects.empty() ? 0 : 1);
   if (sources == 0 && opt.pods.empty() && opt.workload.empty()) return RunDefaultScenario(opt);
   if (sources != 1) {
-    return Fail(absl::InvalidArgumentError(
+    return SimulateFail(absl::InvalidArgumentError(
         "give exactly one cluster: --nodes FILE (openb), --spot-nodes FILE, --objects DIR or "
         "--generate MIX"));
   }
@@ -445,18 +445,18 @@ int RunSimulate(const SimulateOptions& opt) {
   if (nodes.exit >= 0) return nodes.exit;
   absl::StatusOr<std::shared_ptr<const sim::SimCluster>> cluster =
       sim::SimCluster::FromNodes(nodes.nodes);
-  if (!cluster.ok()) return Fail(cluster.status());
+  if (!cluster.ok()) return SimulateFail(cluster.status());
   absl::StatusOr<std::vector<uint64_t>> seeds =
       ParseSeeds(opt.seeds.empty() ? (opt.mode == "fill" ? "42-51" : "42") : opt.seeds);
-  if (!seeds.ok()) return Fail(seeds.status());
+  if (!seeds.ok()) return SimulateFail(seeds.status());
   if (opt.workload == "generate") {
     if (opt.mode != "replay") {
-      return Fail(absl::InvalidArgumentError("--workload generate is for --mode replay"));
+      return SimulateFail(absl::InvalidArgumentError("--workload generate is for --mode replay"));
     }
     return RunGeneratedReplay(opt, *cluster, *seeds);
   }
   if (opt.pods.empty()) {
-    return Fail(absl::InvalidArgumentError("give --pods FILE (or --workload generate)"));
+    return SimulateFail(absl::InvalidArgumentError("give --pods FILE (or --workload generate)"));
   }
   return RunPodTrace(opt, *cluster, *seeds, problems);
 }

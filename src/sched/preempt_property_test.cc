@@ -43,7 +43,7 @@ struct RunningJob {
   double Lost() const { return Gpus() * ((kNow + (grace < 0 ? 30 : grace) - started) + restore); }
 };
 
-struct Instance {
+struct PreemptInstance {
   std::vector<int> gpus;  // per node
   std::vector<RunningJob> jobs;
   int priority = 0;  // of the pending pod
@@ -58,9 +58,9 @@ std::string Time(double t) {
                           absl::UTCTimeZone());
 }
 
-Instance Random(std::mt19937& rng) {
+PreemptInstance RandomPreemptInstance(std::mt19937& rng) {
   auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
-  Instance in;
+  PreemptInstance in;
   in.gpus.resize(pick(1, 3));
   std::vector<std::vector<int>> free(in.gpus.size());
   for (size_t n = 0; n < in.gpus.size(); ++n) {
@@ -97,7 +97,7 @@ Instance Random(std::mt19937& rng) {
   return in;
 }
 
-std::string Yaml(const Instance& in) {
+std::string Yaml(const PreemptInstance& in) {
   std::string out =
       "apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata: {name: gpu}\nspec: {}\n"
       "---\napiVersion: resource.k8s.io/v1\nkind: ResourceClaimTemplate\n"
@@ -156,7 +156,7 @@ std::string Yaml(const Instance& in) {
 }
 
 // The least lost work of a set of allowed jobs that makes room on one node, or -1.
-double BruteForce(const Instance& in) {
+double BruteForce(const PreemptInstance& in) {
   std::vector<size_t> allowed;
   for (size_t j = 0; j < in.jobs.size(); ++j) {
     if (in.jobs[j].priority < in.priority && !in.jobs[j].terminating) allowed.push_back(j);
@@ -188,7 +188,7 @@ TEST(PreemptPropertyTest, MatchesBruteForceOverEverySetOfJobs) {
   std::mt19937 rng(20261203);
   int preempted = 0, waited = 0, fit = 0;
   for (int round = 0; round < 3000; ++round) {
-    Instance in = Random(rng);
+    PreemptInstance in = RandomPreemptInstance(rng);
     std::string yaml = Yaml(in);
     api::LoadResult lr = api::testing::LoadText(yaml);
     ASSERT_EQ(lr.errors(), 0u) << api::testing::Diagnostics(lr) << yaml;

@@ -51,7 +51,7 @@ struct PodTerm {
   std::string app;
   std::string key;
 };
-struct Instance {
+struct PrefInstance {
   std::vector<NodeSpec> nodes;
   std::vector<Bound> bound;
   std::vector<NodeTerm> node_terms;
@@ -64,11 +64,11 @@ struct Instance {
 const char* kHost = "kubernetes.io/hostname";
 const char* kZone = "topology.kubernetes.io/zone";
 
-Instance Random(std::mt19937& rng) {
+PrefInstance RandomPrefInstance(std::mt19937& rng) {
   auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
   const char* zones[] = {"", "a", "b", "c"};
   const char* apps[] = {"a", "b"};
-  Instance in;
+  PrefInstance in;
   const int n = pick(2, 6);
   for (int i = 0; i < n; ++i)
     in.nodes.push_back({zones[pick(0, 3)], pick(0, 3) == 0, pick(0, 4) > 0});
@@ -94,7 +94,7 @@ Instance Random(std::mt19937& rng) {
   return in;
 }
 
-std::string Yaml(const Instance& in) {
+std::string Yaml(const PrefInstance& in) {
   std::string out =
       "apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata: {name: gpu}\n"
       "spec: {selectors: [{cel: {expression: \"device.driver == 'gpu.example.com'\"}}]}\n";
@@ -166,12 +166,12 @@ std::string Yaml(const Instance& in) {
   return out;
 }
 
-std::string LabelOf(const Instance& in, int node, const std::string& key) {
+std::string LabelOf(const PrefInstance& in, int node, const std::string& key) {
   return key == kHost ? util::Cat("n", node) : in.nodes[node].zone;
 }
 
 // The score of each node in `fits` (by position), kube-scheduler's way.
-std::vector<int64_t> Reference(const Instance& in, const std::vector<int>& fits) {
+std::vector<int64_t> Reference(const PrefInstance& in, const std::vector<int>& fits) {
   const size_t k = fits.size();
   std::vector<int64_t> affinity(k, 0), taint(k, 0), pods(k, 0), spread(k, 0);
   for (size_t i = 0; i < k; ++i) {
@@ -259,7 +259,7 @@ TEST(PreferencesTest, ThePodGoesToTheBestScoredNodeItFits) {
   std::mt19937 rng(20261206);
   int decided_by_score = 0;
   for (int round = 0; round < 2000; ++round) {
-    const Instance in = Random(rng);
+    const PrefInstance in = RandomPrefInstance(rng);
     const std::string yaml = Yaml(in);
     SCOPED_TRACE(yaml);
     absl::StatusOr<PassResult> r = Pass(yaml);

@@ -42,9 +42,9 @@ const Sizes kOpportunistic{{1, 2, 4, 8}, {0.3, 0.2, 0.25, 0.25}};
 // busy on average (Little's law: rate = load x GPUs / (mean size x mean duration)); `peak` is
 // load's maximum (thinning).
 template <typename Load, typename Duration>
-void Arrivals(std::mt19937_64& rng, double horizon, double cluster, const Sizes& sizes,
-              double mean_duration, double peak, Load load, Duration duration, int tenant,
-              bool high, std::vector<TenantJob>& out) {
+void AddArrivals(std::mt19937_64& rng, double horizon, double cluster, const Sizes& sizes,
+                 double mean_duration, double peak, Load load, Duration duration, int tenant,
+                 bool high, std::vector<TenantJob>& out) {
   const double max_rate = peak * cluster / (sizes.Mean() * mean_duration);
   std::exponential_distribution<double> gap(max_rate);
   std::uniform_real_distribution<double> accept(0, 1);
@@ -88,7 +88,7 @@ TenantWorkload DayNight(const DayNightOptions& options, uint64_t seed) {
   // Inference: exponential run times, mean 1 h.
   std::mt19937_64 rng_inference(streams[0]);
   std::exponential_distribution<double> serve(1 / kHour);
-  Arrivals(
+  AddArrivals(
       rng_inference, horizon, c, kInference, kHour, 0.60, InferenceLoad,
       [&](std::mt19937_64& r) { return serve(r); }, 0, true, w.jobs);
   // Training: gangs of 8-32 GPUs, log-normal run times (median 3 h), 13% of the cluster each.
@@ -96,7 +96,7 @@ TenantWorkload DayNight(const DayNightOptions& options, uint64_t seed) {
   const double train_mean = 3 * kHour * std::exp(0.8 * 0.8 / 2);
   for (int team : {1, 2}) {
     std::mt19937_64 rng(streams[team]);
-    Arrivals(
+    AddArrivals(
         rng, horizon, c, kTraining, train_mean, 0.13, [](double) { return 0.13; },
         [&](std::mt19937_64& r) { return train(r); }, team, false, w.jobs);
   }
@@ -106,7 +106,7 @@ TenantWorkload DayNight(const DayNightOptions& options, uint64_t seed) {
     std::mt19937_64 rng(streams[3]);
     std::lognormal_distribution<double> tune(std::log(1.5 * kHour), 0.7);
     const double tune_mean = 1.5 * kHour * std::exp(0.7 * 0.7 / 2);
-    Arrivals(
+    AddArrivals(
         rng, horizon, c, kOpportunistic, tune_mean, 0.35, [](double) { return 0.35; },
         [&](std::mt19937_64& r) { return tune(r); }, 3, false, w.jobs);
   }
