@@ -1,6 +1,7 @@
 // Registry of the Kubernetes CEL libraries beyond the core operators: optional types, the
-// strings and lists extensions, sets, regex find/findAll, quantity and semver. Internal to
-// cel/. Immutable after static initialization; thread-safe.
+// strings and lists extensions, sets, regex find/findAll, quantity and semver; and what the
+// library files share (the largest string a function builds, argument kind checks). Internal
+// to cel/. Immutable after static initialization; thread-safe.
 #ifndef GPUPLANE_CEL_LIBRARY_H_
 #define GPUPLANE_CEL_LIBRARY_H_
 
