@@ -69,6 +69,20 @@ expect_output '^--high-fraction: "nan" is not a finite number from 0 to 1' "simu
   "$BIN" simulate --workload daynight:1 --high-fraction nan
 expect_exit 2 "simulate: infinite restore" -- "$BIN" simulate --workload daynight:1 --restore-seconds inf
 expect_exit 2 "scheduler: NaN lease" -- "$BIN" scheduler --kubeconfig x --lease-duration nan
+# a server that does not answer: the scheduler keeps retrying, and says so at once
+tmp_kc=$(mktemp)
+cat >"$tmp_kc" <<'KC'
+apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]
+users: [{name: u, user: {token: t}}]
+contexts: [{name: x, context: {cluster: c, user: u}}]
+current-context: x
+KC
+expect_output '^gpuplane scheduler: cannot read the cluster: https://127.0.0.1:1/.*; retrying' \
+  "scheduler: unreachable server named" -- timeout 3 "$BIN" scheduler --kubeconfig "$tmp_kc" \
+  --metrics-addr ""
+rm -f "$tmp_kc"
 expect_output '--since nan: expected unix seconds or RFC 3339' "report: NaN time" -- \
   "$BIN" report --ledger x --since nan
 

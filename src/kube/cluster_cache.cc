@@ -151,6 +151,29 @@ std::vector<std::string> ClusterCache::Unserved() const {
   return out;
 }
 
+std::string ClusterCache::Trouble() const {
+  std::string first;
+  int others = 0;
+  for (const auto& k : kinds_) {
+    std::string t = k->informer->Trouble();
+    if (t.empty()) continue;
+    if (first.empty()) {
+      first = std::move(t);
+    } else {
+      ++others;
+    }
+  }
+  if (others > 0)
+    util::Append(first, " (and ", others, others == 1 ? " other kind)" : " other kinds)");
+  return first;
+}
+
+int64_t ClusterCache::Failures() const {
+  int64_t n = 0;
+  for (const auto& k : kinds_) n += k->informer->failures();
+  return n;
+}
+
 ClusterCache::Kind* ClusterCache::Find(std::string_view kind) const {
   for (const auto& k : kinds_) {
     if (k->kind == kind) return k.get();

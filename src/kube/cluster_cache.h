@@ -55,6 +55,12 @@ class ClusterCache {
   absl::Status Error() const;
   // The optional kinds the server does not serve now, as "group/version Kind" (sorted).
   std::vector<std::string> Unserved() const;
+  // Why reading the cluster fails now (the server unreachable, 5xx answers, broken watches),
+  // from the first kind in trouble, with how many others are: "" when every informer reads.
+  // Each informer retries on its own (Informer's backoff).
+  std::string Trouble() const;
+  // The lists and watches that have failed so far, all kinds together (Informer::failures).
+  int64_t Failures() const;
 
   struct Loaded {
     api::ObjectRefs cluster;                   // DeviceClasses, ResourceSlices, Nodes

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "kube/json_field.h"
+#include "kube/plane_testing.h"
 #include "kube/rest_config.h"
 #include "sched/pass.h"
 
@@ -17,6 +18,24 @@ namespace gpuplane::kube {
 namespace {
 
 using nlohmann::json;
+
+// Every informer retries on its own; the cache names the first kind's trouble and counts
+// the others, so a scheduler logs one line for an unreachable server, not one per kind.
+TEST(ClusterCacheTest, AnUnreachableServerIsOneTroubleForAllKinds) {
+  RestConfig cfg;
+  cfg.server = "https://127.0.0.1:1";
+  ClusterCache cache(Client(cfg, 5), nullptr);
+  EXPECT_EQ(cache.Trouble(), "");
+  cache.Start();
+  ASSERT_TRUE(
+      Eventually([&] { return cache.Trouble().find("other kinds") != std::string::npos; }, 10));
+  const std::string trouble = cache.Trouble();
+  EXPECT_EQ(trouble.rfind("https://127.0.0.1:1/", 0), 0U) << trouble;
+  EXPECT_GE(cache.Failures(), 2);
+  EXPECT_FALSE(cache.Synced());
+  EXPECT_TRUE(cache.Error().ok());  // retried, not given up
+  cache.Stop();
+}
 
 // Against a real kube-apiserver (GPUPLANE_TEST_PLANE, set by scripts/e2e.sh): objects made
 // through the API come back through the caches and api's reader, and a scheduling pass over

@@ -244,6 +244,7 @@ absl::StatusOr<bool> Informer::WatchOnce() {
   auto on_line = [&](std::string_view line) {
     if (!ApplyWatchLine(line, &error_code)) return false;
     backoff_ = 0;  // events flow again
+    if (troubled_) ClearTrouble();
     return !stop_.load();
   };
   absl::StatusOr<Response> r =
@@ -269,6 +270,25 @@ void Informer::Backoff() {
   for (double waited = 0; waited < backoff_ && !stop_; waited += 0.05) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
+}
+
+std::string Informer::Trouble() const {
+  if (!troubled_) return "";
+  std::lock_guard<std::mutex> lock(mu_);
+  return trouble_;
+}
+
+void Informer::NoteTrouble(const absl::Status& s) {
+  ++failures_;
+  std::lock_guard<std::mutex> lock(mu_);
+  trouble_ = std::string(s.message());
+  troubled_ = true;
+}
+
+void Informer::ClearTrouble() {
+  std::lock_guard<std::mutex> lock(mu_);
+  trouble_.clear();
+  troubled_ = false;
 }
 
 void Informer::Clear() {
@@ -304,10 +324,12 @@ absl::Status Informer::Run() {
       }
       if (s.code() == absl::StatusCode::kPermissionDenied) return s;
       if (!s.ok()) {
+        if (s.code() != absl::StatusCode::kNotFound) NoteTrouble(s);
         Backoff();
         continue;
       }
       need_list = false;
+      if (troubled_) ClearTrouble();
     }
     absl::StatusOr<bool> w = WatchOnce();
     if (!w.ok()) {
@@ -315,9 +337,11 @@ absl::Status Informer::Run() {
       // 404: the kind may be gone; listing tells (above). Else the connection broke: resume
       // from the last version seen.
       need_list = w.status().code() == absl::StatusCode::kNotFound;
+      if (!need_list) NoteTrouble(w.status());
       Backoff();
       continue;
     }
+    if (troubled_) ClearTrouble();
     need_list = !*w;
   }
   return absl::OkStatus();

@@ -3,7 +3,8 @@
 // bookmarks; each event updates the cache and calls the handler. When the server says the
 // version is gone (410, as a status or an ERROR event: compaction, an API server restart)
 // it lists again; when the connection breaks it backs off (0.2 s doubling to 10 s) and
-// resumes the watch from the last version it saw. The Informer owns its cache: objects kept
+// resumes the watch from the last version it saw (failures() and Trouble() say how often
+// and why it is retrying). The Informer owns its cache: objects kept
 // as JSON, keyed "namespace/name" (or "name" for cluster-scoped kinds), without
 // metadata.managedFields (as kube-scheduler's informers keep them: nothing here reads them, they
 // are often most of an object, and an update that leaves them out keeps the server's); Get()
@@ -78,6 +79,12 @@ class Informer {
   std::string ResourceVersion() const;
   int64_t lists() const { return lists_; }  // including the first
   int64_t watches() const { return watches_; }
+  // Lists and watches that failed for a reason a retry may fix (the server unreachable, a 5xx,
+  // a broken stream); 404s, which say whether the kind is served, are not counted.
+  int64_t failures() const { return failures_; }
+  // Why the last of those failures happened, naming the request and the reason; empty once a
+  // list succeeds or a watch delivers an event or ends as the server ends watches.
+  std::string Trouble() const;
 
   static std::string KeyOf(const nlohmann::json& object);
   // metadata.resourceVersion as etcd writes them (a decimal counter), or -1.
@@ -97,6 +104,8 @@ class Informer {
   std::string Query(bool watch, const std::string& cont) const;
   void Backoff();
   void Clear();  // the kind is not served: no objects
+  void NoteTrouble(const absl::Status& s);
+  void ClearTrouble();
 
   Client client_;
   InformerOptions options_;
@@ -104,7 +113,8 @@ class Informer {
   std::atomic<bool> stop_{false};
   std::atomic<bool> synced_{false};
   std::atomic<bool> served_{true};
-  std::atomic<int64_t> lists_{0}, watches_{0};
+  std::atomic<int64_t> lists_{0}, watches_{0}, failures_{0};
+  std::atomic<bool> troubled_{false};  // !trouble_.empty(), read without the lock
   double backoff_ = 0;
   mutable std::mutex mu_;
   struct Cached {
@@ -114,6 +124,7 @@ class Informer {
   static Cached Cache(nlohmann::json object);
   std::map<std::string, Cached> objects_;  // guarded by mu_
   std::string rv_;                         // guarded by mu_
+  std::string trouble_;                    // guarded by mu_
 };
 
 }  // namespace gpuplane::kube

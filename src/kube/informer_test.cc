@@ -76,6 +76,22 @@ TEST(InformerTest, AppliesWatchLinesAndSkipsWhatIsNotAnEvent) {
   }
 }
 
+// A server that cannot be reached: Run retries (it does not return until Stop), counts each
+// failure, and Trouble() names the request and the reason.
+TEST(InformerTest, AnUnreachableServerIsRetriedAndNamed) {
+  RestConfig cfg;
+  cfg.server = "https://127.0.0.1:1";
+  Informer inf(Client(cfg, 5), {.path = "/api/v1/nodes"});
+  EXPECT_EQ(inf.Trouble(), "");
+  std::thread run([&] { EXPECT_TRUE(inf.Run().ok()); });
+  ASSERT_TRUE(Eventually([&] { return inf.failures() >= 2; }, 10));
+  const std::string trouble = inf.Trouble();
+  EXPECT_NE(trouble.find("https://127.0.0.1:1/api/v1/nodes"), std::string::npos) << trouble;
+  EXPECT_FALSE(inf.Synced());
+  inf.Stop();
+  run.join();
+}
+
 // Against a real kube-apiserver (GPUPLANE_TEST_PLANE, set by scripts/e2e.sh).
 class InformerPlaneTest : public ::testing::Test {
  protected:
@@ -163,7 +179,9 @@ TEST_F(InformerPlaneTest, FollowsThroughAnApiServerRestart) {
   ASSERT_EQ(Create("after", "0"), 201);
   EXPECT_TRUE(Eventually([&] { return inf.Get(ns_ + "/after").has_value(); }, 60))
       << "lists " << inf.lists() << " watches " << inf.watches();
-  EXPECT_GE(inf.watches(), 2);  // the watch broke
+  EXPECT_GE(inf.watches(), 2);   // the watch broke
+  EXPECT_GE(inf.failures(), 1);  // and the server did not answer while it restarted
+  EXPECT_EQ(inf.Trouble(), "");  // reading again
   // The restarted server's watch cache begins after the informer's version (the server wrote
   // its own objects on start), so resuming gets 410 Gone and the informer lists again.
   EXPECT_EQ(inf.lists(), 2);

@@ -298,6 +298,7 @@ absl::Status Scheduler::Run(const std::function<bool()>& leading) {
       return e;
     }
     LogServedKinds();
+    LogTrouble();
     bool synced = cache_->Synced();
     bool lead = leading_();
     metrics_.synced = synced;
@@ -358,6 +359,28 @@ void Scheduler::LogServedKinds() {
     }
   }
   unserved_ = std::move(now);
+}
+
+void Scheduler::LogTrouble() {
+  metrics_.watch_errors = cache_->Failures();
+  std::string now_trouble = cache_->Trouble();
+  if (now_trouble.empty() && trouble_.empty()) return;
+  const auto now = std::chrono::steady_clock::now();
+  const auto seconds = [&] {
+    return absl::StrFormat("%.0f", std::chrono::duration<double>(now - trouble_since_).count());
+  };
+  if (now_trouble.empty()) {
+    Log(util::Cat("reading the cluster again, after ", seconds(), " s"));
+  } else if (trouble_.empty()) {
+    trouble_since_ = trouble_logged_ = now;
+    Log(util::Cat("cannot read the cluster: ", now_trouble,
+                  "; retrying until the API server answers (is the kubeconfig's server right, "
+                  "and is it up?)"));
+  } else if (now - trouble_logged_ >= std::chrono::seconds(60)) {
+    trouble_logged_ = now;
+    Log(util::Cat("still cannot read the cluster, for ", seconds(), " s: ", now_trouble));
+  }
+  trouble_ = std::move(now_trouble);
 }
 
 namespace {

@@ -119,6 +119,8 @@ class Scheduler {
   bool Ready() const;
   // Why an informer stopped (missing RBAC), or OK.
   absl::Status Error() const { return cache_->Error(); }
+  // Why reading the cluster fails now (ClusterCache::Trouble), or "".
+  std::string Trouble() const { return cache_->Trouble(); }
   const SchedulerMetrics& metrics() const { return metrics_; }
 
   // For `gpuplane explain --kubeconfig`: lists the cluster (the cache synced within
@@ -188,6 +190,11 @@ class Scheduler {
   // The kinds the server did not serve when Run last looked, to log each change once.
   std::vector<std::string> unserved_;
   void LogServedKinds();
+  // Logs when reading the cluster starts failing (ClusterCache::Trouble), every minute while it
+  // fails, and when it reads again; counts the failures in the metrics. Run's thread only.
+  std::string trouble_;
+  std::chrono::steady_clock::time_point trouble_since_, trouble_logged_;
+  void LogTrouble();
 
   std::mutex mu_;
   std::condition_variable cv_;

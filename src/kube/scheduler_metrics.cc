@@ -103,6 +103,10 @@ std::string SchedulerMetrics::Render() const {
     util::Append(out, "gpuplane_scheduler_api_errors_total{write=\"", Escaped(verb), "\"} ", n,
                  "\n");
   }
+  Family(out, "gpuplane_scheduler_watch_errors_total", "counter",
+         "Lists and watches of the cluster that failed and were retried (server unreachable, "
+         "5xx, broken streams).");
+  util::Append(out, "gpuplane_scheduler_watch_errors_total ", watch_errors.load(), "\n");
   Family(out, "gpuplane_scheduler_cache_synced", "gauge",
          "1 when every informer has listed its kind.");
   util::Append(out, "gpuplane_scheduler_cache_synced ", synced.load() ? 1 : 0, "\n");

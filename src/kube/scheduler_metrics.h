@@ -1,8 +1,8 @@
 // What the live scheduler counts, rendered in Prometheus' text format for /metrics:
 // scheduling attempts by result, the pod scheduling latency histogram (creation to binding),
 // pending pods by reason, gangs waiting, gang intents rolled forward and back, cache sync
-// state, leadership, API errors, the cycles' count and time, and per queue the devices its
-// work holds and its decayed past use (who uses what).
+// state, leadership, API errors (failed writes, and failed lists and watches), the cycles' count
+// and time, and per queue the devices its work holds and its decayed past use (who uses what).
 // Thread-safety: every member may be updated and rendered from any thread (atomics, and a
 // mutex for the maps). Plain value owned by the scheduler.
 #ifndef GPUPLANE_KUBE_SCHEDULER_METRICS_H_
@@ -38,6 +38,7 @@ class SchedulerMetrics {
   std::atomic<int64_t> intents_forward{0}, intents_back{0};
   std::atomic<int64_t> preemptions{0}, victims{0};  // preempting pods; pods preempted
   std::atomic<bool> synced{false}, leading{false};
+  std::atomic<int64_t> watch_errors{0};  // the cache's failed lists and watches, so far
 
   std::string Render() const;
 

@@ -25,7 +25,9 @@ SchedulerServer::SchedulerServer(const Scheduler& scheduler)
   server_->Get("/readyz", [s](const httplib::Request&, httplib::Response& res) {
     if (!s->Ready()) {
       res.status = 503;
-      res.set_content("the cache has not synced\n", "text/plain");
+      std::string why = s->Trouble();
+      res.set_content(util::Cat("the cache has not synced", why.empty() ? "" : ": ", why, "\n"),
+                      "text/plain");
       return;
     }
     res.set_content(s->metrics().leading ? "ok: leading\n" : "ok: standby\n", "text/plain");

@@ -1,6 +1,7 @@
 // The scheduler's HTTP endpoints: /metrics (Prometheus text, scheduler_metrics.h), /healthz
 // (200 while the cache's informers run; 503 with the error once one stopped, e.g. RBAC) and
-// /readyz (200 once the cache has synced, saying whether this replica leads; 503 before).
+// /readyz (200 once the cache has synced, saying whether this replica leads; 503 before, with
+// why reading the cluster fails when it does).
 // Ownership: borrows the Scheduler, which must outlive it; serves on its own threads until
 // destroyed.
 #ifndef GPUPLANE_KUBE_SCHEDULER_SERVER_H_
