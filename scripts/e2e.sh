@@ -17,7 +17,8 @@
 #      node, a kube-apiserver restart;
 #      then as processes (*ProcessTest, GPUPLANE_BIN): 50 SIGKILLs while binding gangs (every
 #      gang whole or with nothing bound within 30 s, no device in two claims) and a leader
-#      killed during a burst (the standby leads within the lease + 5 s)
+#      killed during a burst (the standby leads within the lease + 5 s); the shipped RBAC
+#      (deploy/scheduler/rbac.yaml) enough for every write, as the scheduler's ServiceAccount
 # Needs build/gpuplane; builds build/controlplane when missing. Exit 1 on a failure, 2 when
 # the plane cannot be built or started.
 set -euo pipefail

@@ -258,13 +258,14 @@ json SchedulerPlaneTest::Condition(const std::string& pod, const std::string& ty
   return json();
 }
 
-pid_t SchedulerPlaneTest::Spawn(const std::vector<std::string>& args, const std::string& log) {
+pid_t SchedulerPlaneTest::Spawn(const std::vector<std::string>& args, const std::string& log,
+                                const std::string& kubeconfig) {
   const char* bin = std::getenv("GPUPLANE_BIN");
   if (bin == nullptr) return -1;
   std::vector<std::string> argv = {bin,
                                    "scheduler",
                                    "--kubeconfig",
-                                   dir_ + "/kubeconfig",
+                                   kubeconfig.empty() ? dir_ + "/kubeconfig" : kubeconfig,
                                    "--scheduler-name",
                                    name_,
                                    "--metrics-addr",
@@ -393,20 +394,53 @@ nlohmann::json DocJson(const api::Doc& d) {
   return nullptr;
 }
 
+// The collection a manifest's object is created in, by kind (the kinds deploy/ uses).
+std::string CollectionOf(const json& obj) {
+  static const std::map<std::string, std::pair<std::string, std::string>, std::less<>> kPaths = {
+      {"Namespace", {"/api/v1", "namespaces"}},
+      {"ServiceAccount", {"/api/v1", "serviceaccounts"}},
+      {"ConfigMap", {"/api/v1", "configmaps"}},
+      {"ClusterRole", {"/apis/rbac.authorization.k8s.io/v1", "clusterroles"}},
+      {"ClusterRoleBinding", {"/apis/rbac.authorization.k8s.io/v1", "clusterrolebindings"}},
+      {"Role", {"/apis/rbac.authorization.k8s.io/v1", "roles"}},
+      {"RoleBinding", {"/apis/rbac.authorization.k8s.io/v1", "rolebindings"}},
+      {"CustomResourceDefinition", {"/apis/apiextensions.k8s.io/v1", "customresourcedefinitions"}},
+  };
+  auto it = kPaths.find(Str(obj, "kind"));
+  if (it == kPaths.end()) return "";
+  std::string_view ns = Str(Field(obj, "metadata"), "namespace");
+  if (ns.empty()) return util::Cat(it->second.first, "/", it->second.second);
+  return util::Cat(it->second.first, "/namespaces/", ns, "/", it->second.second);
+}
+
 }  // namespace
 
-void SchedulerPlaneTest::InstallQueueDefinition() {
-  const std::string file =
-      std::string(GPUPLANE_SOURCE_DIR) + "/deploy/crds/queues.gpuplane.io.yaml";
-  std::ifstream in(file);
+void SchedulerPlaneTest::ApplyManifest(const std::string& file) {
+  const std::string path = std::string(GPUPLANE_SOURCE_DIR) + "/" + file;
+  std::ifstream in(path);
   std::stringstream text;
   text << in.rdbuf();
-  absl::StatusOr<std::vector<api::Doc>> docs = api::ReadYaml(text.str(), file);
-  ASSERT_TRUE(docs.ok() && docs->size() == 1) << docs.status();
-  absl::StatusOr<Response> r =
-      client_->Do("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
-                  DocJson((*docs)[0]).dump());
-  ASSERT_TRUE(r.ok() && (r->status == 201 || r->status == 409)) << StatusMessage(*r);
+  absl::StatusOr<std::vector<api::Doc>> docs = api::ReadYaml(text.str(), path);
+  ASSERT_TRUE(docs.ok() && !docs->empty()) << path << ": " << docs.status();
+  for (const api::Doc& d : *docs) {
+    json obj = DocJson(d);
+    std::string collection = CollectionOf(obj);
+    ASSERT_FALSE(collection.empty()) << path << ": kind " << obj.value("kind", "") << " unknown";
+    absl::StatusOr<Response> r = client_->Do("POST", collection, obj.dump());
+    ASSERT_TRUE(r.ok()) << r.status();
+    if (r->status == 409) {  // there: replaced by the manifest's version
+      const std::string named = util::Cat(collection, "/", Str(obj["metadata"], "name"));
+      json old = Get(named);
+      obj["metadata"]["resourceVersion"] = Field(old, "metadata").value("resourceVersion", "");
+      r = client_->Do("PUT", named, obj.dump());
+      ASSERT_TRUE(r.ok()) << r.status();
+    }
+    ASSERT_TRUE(r->status == 200 || r->status == 201) << path << ": " << StatusMessage(*r);
+  }
+}
+
+void SchedulerPlaneTest::InstallQueueDefinition() {
+  ApplyManifest("deploy/crds/queues.gpuplane.io.yaml");
   ASSERT_TRUE(Eventually([&] {
     absl::StatusOr<Response> got = client_->Get(kQueues);
     return got.ok() && got->ok();

@@ -84,6 +84,10 @@ class SchedulerPlaneTest : public ::testing::Test {
                                   const std::string& allowed);
   // PriorityClasses low-<id> (10) and high-<id> (1000).
   void PriorityClasses();
+  // Creates every object of the manifest `file` (relative to the source tree; the kinds of
+  // deploy/: namespaces, service accounts, config maps, RBAC, CRDs); one that exists is
+  // replaced by the manifest's version.
+  void ApplyManifest(const std::string& file);
   // Installs deploy/crds/queues.gpuplane.io.yaml (if not there) and returns once Queues are
   // served; removes it and returns once they are not (the plane is shared: a test that removes
   // it leaves the next one to install it again).
@@ -99,8 +103,10 @@ class SchedulerPlaneTest : public ::testing::Test {
   nlohmann::json Condition(const std::string& pod, const std::string& type);
 
   // `gpuplane scheduler` as a child process (GPUPLANE_BIN) with `args` after the kubeconfig
-  // and scheduler name; its output appended to `log`. Skips the test without GPUPLANE_BIN.
-  pid_t Spawn(const std::vector<std::string>& args, const std::string& log);
+  // (the plane's admin one unless `kubeconfig` is given) and scheduler name; its output
+  // appended to `log`. Returns -1 without GPUPLANE_BIN.
+  pid_t Spawn(const std::vector<std::string>& args, const std::string& log,
+              const std::string& kubeconfig = "");
   void Kill(pid_t pid, int signal);
 
   // Every gang (Workload) in the namespace is whole (all its pods bound, their claims
