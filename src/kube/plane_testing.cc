@@ -405,6 +405,9 @@ std::string CollectionOf(const json& obj) {
       {"Role", {"/apis/rbac.authorization.k8s.io/v1", "roles"}},
       {"RoleBinding", {"/apis/rbac.authorization.k8s.io/v1", "rolebindings"}},
       {"CustomResourceDefinition", {"/apis/apiextensions.k8s.io/v1", "customresourcedefinitions"}},
+      {"Service", {"/api/v1", "services"}},
+      {"Deployment", {"/apis/apps/v1", "deployments"}},
+      {"DaemonSet", {"/apis/apps/v1", "daemonsets"}},
   };
   auto it = kPaths.find(Str(obj, "kind"));
   if (it == kPaths.end()) return "";
@@ -415,7 +418,9 @@ std::string CollectionOf(const json& obj) {
 
 }  // namespace
 
-void SchedulerPlaneTest::ApplyManifest(const std::string& file) {
+void SchedulerPlaneTest::ApplyManifest(const std::string& file, bool dry_run) {
+  const std::string query =
+      dry_run ? "?fieldValidation=Strict&dryRun=All" : "?fieldValidation=Strict";
   const std::string path = std::string(GPUPLANE_SOURCE_DIR) + "/" + file;
   std::ifstream in(path);
   std::stringstream text;
@@ -426,13 +431,13 @@ void SchedulerPlaneTest::ApplyManifest(const std::string& file) {
     json obj = DocJson(d);
     std::string collection = CollectionOf(obj);
     ASSERT_FALSE(collection.empty()) << path << ": kind " << obj.value("kind", "") << " unknown";
-    absl::StatusOr<Response> r = client_->Do("POST", collection, obj.dump());
+    absl::StatusOr<Response> r = client_->Do("POST", collection + query, obj.dump());
     ASSERT_TRUE(r.ok()) << r.status();
     if (r->status == 409) {  // there: replaced by the manifest's version
       const std::string named = util::Cat(collection, "/", Str(obj["metadata"], "name"));
       json old = Get(named);
       obj["metadata"]["resourceVersion"] = Field(old, "metadata").value("resourceVersion", "");
-      r = client_->Do("PUT", named, obj.dump());
+      r = client_->Do("PUT", named + query, obj.dump());
       ASSERT_TRUE(r.ok()) << r.status();
     }
     ASSERT_TRUE(r->status == 200 || r->status == 201) << path << ": " << StatusMessage(*r);

@@ -85,9 +85,10 @@ class SchedulerPlaneTest : public ::testing::Test {
   // PriorityClasses low-<id> (10) and high-<id> (1000).
   void PriorityClasses();
   // Creates every object of the manifest `file` (relative to the source tree; the kinds of
-  // deploy/: namespaces, service accounts, config maps, RBAC, CRDs); one that exists is
-  // replaced by the manifest's version.
-  void ApplyManifest(const std::string& file);
+  // deploy/: namespaces, service accounts, config maps, RBAC, CRDs, services, deployments,
+  // daemon sets); one that exists is replaced by the manifest's version. Unknown fields are
+  // errors (fieldValidation=Strict). `dry_run`: the server checks each write and stores none.
+  void ApplyManifest(const std::string& file, bool dry_run = false);
   // Installs deploy/crds/queues.gpuplane.io.yaml (if not there) and returns once Queues are
   // served; removes it and returns once they are not (the plane is shared: a test that removes
   // it leaves the next one to install it again).

@@ -1,7 +1,8 @@
-// The least-privilege RBAC that deploy/scheduler/rbac.yaml ships, checked against a real
-// control plane (GPUPLANE_TEST_PLANE and GPUPLANE_BIN, set by scripts/e2e.sh): `gpuplane
-// scheduler` run as a process with a token of that ServiceAccount does every kind of write it
-// makes, and the API server refuses none of them.
+// The manifests of deploy/, checked against a real control plane (GPUPLANE_TEST_PLANE and
+// GPUPLANE_BIN, set by scripts/e2e.sh): with the least-privilege RBAC of
+// deploy/scheduler/rbac.yaml, `gpuplane scheduler` run as a process with a token of that
+// ServiceAccount does every kind of write it makes and the API server refuses none of them;
+// the other manifests pass a server-side dry run.
 #include <gtest/gtest.h>
 
 #include <signal.h>
@@ -146,6 +147,18 @@ TEST_F(SchedulerRbacTest, TheShippedRbacIsEnoughForEveryWrite) {
                                         "/leases/", name_));
   (void)client_->Do("DELETE", util::Cat("/api/v1/namespaces/", kNamespace, "/configmaps/", name_,
                                         "-queue-usage"));
+}
+
+// The other manifests users apply are accepted by the API server as they are, unknown fields
+// refused (server-side dry run; prometheusrule.yaml needs the Prometheus Operator's CRD, which
+// the plane does not have). Their namespace comes from rbac.yaml.
+TEST_F(SchedulerPlaneTest, TheShippedManifestsAreAcceptedByTheApiServer) {
+  ApplyManifest("deploy/scheduler/rbac.yaml");
+  for (const char* file : {"deploy/scheduler/deployment.yaml", "deploy/agent-daemonset.yaml",
+                           "deploy/crds/queues.gpuplane.io.yaml"}) {
+    SCOPED_TRACE(file);
+    ApplyManifest(file, /*dry_run=*/true);
+  }
 }
 
 }  // namespace
