@@ -2,6 +2,8 @@
 
 #include <chrono>
 #include <cstdio>
+#include <regex>
+#include <string>
 
 #include "gtest/gtest.h"
 #include "util/strings.h"
@@ -66,6 +68,24 @@ TEST(MetricsTest, ThousandPodsRenderQuickly) {
   std::printf("  /metrics for 1,000 pods and 125 GPUs: %zu bytes in %.2f ms (best of 20)\n", bytes,
               best * 1e3);
   EXPECT_LT(best, 0.05);  // generous for sanitizer builds; see docs/PERFORMANCE.md (< 5 ms)
+}
+
+// The shipped dashboard and alerts read only agent metrics the agent serves (the scheduler's
+// own, gpuplane_scheduler_ and gpuplane_queue_, are checked in kube's tests).
+TEST(MetricsTest, TheShippedDashboardAndAlertsReadMetricsItServes) {
+  const std::string text = RenderMetrics({}, {});
+  const std::regex name("gpuplane_(?!scheduler_|queue_)[a-z_]+");
+  int seen = 0;
+  for (const char* file :
+       {"/deploy/grafana-dashboard.json", "/deploy/scheduler/prometheusrule.yaml"}) {
+    absl::StatusOr<std::string> read = util::ReadFile(std::string(GPUPLANE_SOURCE_DIR) + file);
+    ASSERT_TRUE(read.ok()) << read.status();
+    for (std::sregex_iterator it(read->begin(), read->end(), name), end; it != end; ++it, ++seen) {
+      EXPECT_NE(text.find("# TYPE " + it->str() + " "), std::string::npos)
+          << file << ": " << it->str();
+    }
+  }
+  EXPECT_GE(seen, 8);
 }
 
 }  // namespace

@@ -2,7 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <regex>
 #include <string>
+
+#include "util/strings.h"
 
 namespace gpuplane::kube {
 namespace {
@@ -35,6 +38,22 @@ TEST(SchedulerMetricsTest, RendersCountersHistogramAndGauges) {
   m.SetQueues({{"team-a", 8}}, {{"team-a", 3600.5}});
   EXPECT_NE(m.Render().find("gpuplane_queue_past_use_device_seconds{queue=\"team-a\"} 3600.5"),
             std::string::npos);
+}
+
+// The shipped alerts read only metrics the scheduler serves (a renamed metric would leave an
+// alert that never fires).
+TEST(SchedulerMetricsTest, TheShippedAlertsReadMetricsItServes) {
+  const std::string file =
+      std::string(GPUPLANE_SOURCE_DIR) + "/deploy/scheduler/prometheusrule.yaml";
+  absl::StatusOr<std::string> rules = util::ReadFile(file);
+  ASSERT_TRUE(rules.ok()) << rules.status();
+  const std::string text = SchedulerMetrics().Render();
+  const std::regex name("gpuplane_(scheduler|queue)_[a-z_]+");
+  int seen = 0;
+  for (std::sregex_iterator it(rules->begin(), rules->end(), name), end; it != end; ++it, ++seen) {
+    EXPECT_NE(text.find("# TYPE " + it->str() + " "), std::string::npos) << it->str();
+  }
+  EXPECT_GE(seen, 6);
 }
 
 }  // namespace
