@@ -105,6 +105,12 @@ void SchedulerPlaneTest::SetUp() {
              json::array({{{"cel", {{"expression", "device.driver == \"" + cls_ + "\""}}}}})}}}});
 }
 
+void SchedulerBinaryTest::SetUp() {
+  SchedulerPlaneTest::SetUp();
+  if (IsSkipped()) return;
+  if (std::getenv("GPUPLANE_BIN") == nullptr) GTEST_SKIP() << "GPUPLANE_BIN is unset";
+}
+
 void SchedulerPlaneTest::TearDown() {
   for (pid_t pid : children_) Kill(pid, SIGKILL);
   if (scheduler_) {

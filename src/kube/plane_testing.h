@@ -128,6 +128,13 @@ class SchedulerPlaneTest : public ::testing::Test {
   std::vector<std::string> nodes_;  // made by Node(); deleted, with their slices, at the end
 };
 
+// For tests that run `gpuplane scheduler` as processes (Spawn): skipped without GPUPLANE_BIN
+// as well.
+class SchedulerBinaryTest : public SchedulerPlaneTest {
+ protected:
+  void SetUp() override;
+};
+
 }  // namespace gpuplane::kube
 
 #endif  // GPUPLANE_KUBE_PLANE_TESTING_H_

@@ -38,13 +38,8 @@ int CountIn(const std::string& file, const std::string& text) {
   return n;
 }
 
-class SchedulerProcessTest : public SchedulerPlaneTest {
+class SchedulerProcessTest : public SchedulerBinaryTest {
  protected:
-  void SetUp() override {
-    SchedulerPlaneTest::SetUp();
-    if (IsSkipped()) return;
-    if (std::getenv("GPUPLANE_BIN") == nullptr) GTEST_SKIP() << "GPUPLANE_BIN is unset";
-  }
   std::vector<std::string> Election(const std::string& identity, double lease) const {
     return {"--leader-elect",
             "--lease-namespace",

@@ -7,7 +7,6 @@
 
 #include <signal.h>
 
-#include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -33,13 +32,8 @@ std::string ReadAll(const std::string& file) {
   return ss.str();
 }
 
-class SchedulerRbacTest : public SchedulerPlaneTest {
+class SchedulerRbacTest : public SchedulerBinaryTest {
  protected:
-  void SetUp() override {
-    SchedulerPlaneTest::SetUp();
-    if (IsSkipped()) return;
-    if (std::getenv("GPUPLANE_BIN") == nullptr) GTEST_SKIP() << "GPUPLANE_BIN is unset";
-  }
   // A kubeconfig like the plane's, with a token of the ServiceAccount (TokenRequest) instead
   // of the admin's.
   std::string AccountKubeconfig() {
