@@ -374,8 +374,8 @@ void Scheduler::LogTrouble() {
   } else if (trouble_.empty()) {
     trouble_since_ = trouble_logged_ = now;
     Log(util::Cat("cannot read the cluster: ", now_trouble,
-                  "; retrying until the API server answers (is the kubeconfig's server right, "
-                  "and is it up?)"));
+                  "; retrying until the API server answers (check the server of ",
+                  client_.config().source, ", and that it is up)"));
   } else if (now - trouble_logged_ >= std::chrono::seconds(60)) {
     trouble_logged_ = now;
     Log(util::Cat("still cannot read the cluster, for ", seconds(), " s: ", now_trouble));
