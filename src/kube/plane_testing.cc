@@ -8,10 +8,8 @@
 
 #include <chrono>
 #include <cstdlib>
-#include <fstream>
 #include <map>
 #include <set>
-#include <sstream>
 #include <tuple>
 
 #include "api/reader.h"
@@ -428,10 +426,9 @@ void SchedulerPlaneTest::ApplyManifest(const std::string& file, bool dry_run) {
   const std::string query =
       dry_run ? "?fieldValidation=Strict&dryRun=All" : "?fieldValidation=Strict";
   const std::string path = std::string(GPUPLANE_SOURCE_DIR) + "/" + file;
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  absl::StatusOr<std::vector<api::Doc>> docs = api::ReadYaml(text.str(), path);
+  absl::StatusOr<std::string> text = util::ReadFile(path);
+  ASSERT_TRUE(text.ok()) << text.status();
+  absl::StatusOr<std::vector<api::Doc>> docs = api::ReadYaml(*text, path);
   ASSERT_TRUE(docs.ok() && !docs->empty()) << path << ": " << docs.status();
   for (const api::Doc& d : *docs) {
     json obj = DocJson(d);

@@ -10,7 +10,6 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
-#include <sstream>
 #include <string>
 
 #include "kube/plane_testing.h"
@@ -25,12 +24,8 @@ using nlohmann::json;
 constexpr char kNamespace[] = "gpuplane-system";  // rbac.yaml's
 constexpr char kAccount[] = "gpuplane-scheduler";
 
-std::string ReadAll(const std::string& file) {
-  std::ifstream in(file);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+// The file's text, or "" when it cannot be read (for failure messages).
+std::string ReadAll(const std::string& file) { return util::ReadFile(file).value_or(""); }
 
 class SchedulerRbacTest : public SchedulerBinaryTest {
  protected:
