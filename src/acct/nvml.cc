@@ -51,8 +51,7 @@ absl::StatusOr<std::unique_ptr<NvmlSampler>> NvmlSampler::Open(const std::string
   if (h == nullptr) {
     const char* why = dlerror();
     return absl::UnavailableError(
-        util::Cat("NVML not available (", why != nullptr ? why : library,
-                  "); GPU sampling is off, everything else keeps working"));
+        util::Cat("NVML not available: ", why != nullptr ? why : library));
   }
   std::unique_ptr<NvmlSampler> s(new NvmlSampler());
   s->handle_ = h;

@@ -147,8 +147,9 @@ class Agent::Impl {
     if (opt_.sampler == "nvml") {
       auto nvml = std::make_unique<NvmlSource>(opt_.nvml_library);
       if (!nvml->available()) {
-        problems_.Report("nvml_not_available", util::Cat("NVML not available (", nvml->why_not(),
-                                                         "); serving without GPU samples"));
+        problems_.Report("nvml_not_available",
+                         util::Cat(nvml->why_not(),
+                                   "; serving without GPU samples, everything else keeps working"));
       }
       sampler_ = std::move(nvml);
       return absl::OkStatus();

@@ -16,6 +16,28 @@ std::string Trim(std::string s) {
   return s;
 }
 
+// What went wrong, in words: the library's own names are identifiers ("Connection").
+std::string Describe(httplib::Error error) {
+  switch (error) {
+    case httplib::Error::Connection:
+      return "could not connect (nothing listens there, or the address is wrong)";
+    case httplib::Error::ConnectionTimeout:
+      return "no answer to the connection within the timeout";
+    case httplib::Error::Read:
+      return "the connection broke while reading the answer";
+    case httplib::Error::Write:
+      return "the connection broke while sending the request";
+    case httplib::Error::SSLConnection:
+      return "the TLS handshake failed";
+    case httplib::Error::SSLLoadingCerts:
+      return "the CA bundle could not be loaded";
+    case httplib::Error::SSLServerVerification:
+      return "the server's certificate failed verification (its signer or its host name)";
+    default:
+      return util::Cat("request failed (", httplib::to_string(error), ")");
+  }
+}
+
 }  // namespace
 
 absl::StatusOr<ApiServer> InClusterApiServer() {
@@ -58,8 +80,7 @@ absl::StatusOr<PodIndex> ListNodePods(const ApiServer& api, const std::string& n
   std::string path = util::Cat("/api/v1/pods?fieldSelector=spec.nodeName%3D", node);
   httplib::Result res = client.Get(path);
   if (!res) {
-    return absl::UnavailableError(util::Cat("API server ", api.url, ": ",
-                                            httplib::to_string(res.error()),
+    return absl::UnavailableError(util::Cat("API server ", api.url, ": ", Describe(res.error()),
                                             "; check --apiserver and the network policy"));
   }
   if (res->status != 200) {

@@ -54,6 +54,8 @@ TEST(PodsClientTest, ListsThisNodesPods) {
   absl::StatusOr<PodIndex> down = ListNodePods(api, "node-7", 0.5);
   ASSERT_FALSE(down.ok());
   EXPECT_NE(std::string(down.status().message()).find(api.url), std::string::npos);
+  EXPECT_NE(std::string(down.status().message()).find("could not connect"), std::string::npos)
+      << "the reason in words, not the library's enumerator: " << down.status();
 }
 
 }  // namespace
