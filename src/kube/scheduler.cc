@@ -143,13 +143,53 @@ std::string PreemptionText(const sched::PodSet& pods, const sched::Decision& d,
                    " GPU-seconds of work lost) to run on node ", node, ".");
 }
 
-double CreatedAgo(const json& pod) {
-  std::string ts(Str(Field(pod, "metadata"), "creationTimestamp"));
+// Unix seconds of an RFC 3339 time (a creationTimestamp), 0 when it cannot be read.
+double UnixSeconds(std::string_view rfc3339) {
   absl::Time t;
   std::string err;
-  if (!absl::ParseTime(absl::RFC3339_full, ts, &t, &err)) return -1;
-  return absl::ToDoubleSeconds(absl::Now() - t);
+  if (!absl::ParseTime(absl::RFC3339_full, std::string(rfc3339), &t, &err)) return 0;
+  return absl::ToDoubleSeconds(t - absl::UnixEpoch());
 }
+
+double CreatedAgo(const json& pod) {
+  double created = UnixSeconds(Str(Field(pod, "metadata"), "creationTimestamp"));
+  if (created == 0) return -1;
+  return absl::ToDoubleSeconds(absl::Now() - absl::UnixEpoch()) - created;
+}
+
+// Keeps in `oldest` the earliest of the creationTimestamps offered. The API server writes
+// them in one form (UTC, whole seconds), so the earliest is the least as text.
+void KeepOldest(std::string& oldest, std::string_view created) {
+  if (!created.empty() && (oldest.empty() || created < oldest)) oldest = created;
+}
+
+// A pass's pending pods by reason, with the oldest creation of each reason and of the
+// waiting gangs, for the pending metrics.
+class PendingTally {
+ public:
+  void Note(const std::string& reason, std::string_view created, int gang) {
+    auto& [count, oldest] = by_reason_[reason];
+    ++count;
+    KeepOldest(oldest, created);
+    if (gang >= 0) {
+      gangs_.insert(gang);
+      KeepOldest(gang_oldest_, created);
+    }
+  }
+  // `waiting` pods wait for claims from templates, the oldest created at `waiting_oldest`.
+  void Publish(SchedulerMetrics& metrics, int64_t waiting, std::string_view waiting_oldest) {
+    if (waiting > 0)
+      by_reason_["Waiting/ClaimFromTemplate"] = {waiting, std::string(waiting_oldest)};
+    std::map<std::string, SchedulerMetrics::Pending> gauges;
+    for (const auto& [reason, p] : by_reason_) gauges[reason] = {p.first, UnixSeconds(p.second)};
+    metrics.SetPending(gauges, static_cast<int64_t>(gangs_.size()), UnixSeconds(gang_oldest_));
+  }
+
+ private:
+  std::map<std::string, std::pair<int64_t, std::string>> by_reason_;  // pods, oldest
+  std::set<int> gangs_;
+  std::string gang_oldest_;
+};
 
 // A Node the API does not have cannot run a pod: slices (and devices) naming one are not
 // offered, with one log line each. (Offline, `gpuplane schedule` keeps them: files may omit
@@ -304,6 +344,7 @@ absl::Status Scheduler::Run(const std::function<bool()>& leading) {
     metrics_.synced = synced;
     metrics_.leading = lead;
     if (!synced || !lead) {
+      if (was_leading_) metrics_.Standby();
       was_leading_ = false;
       std::unique_lock<std::mutex> lock(mu_);
       cv_.wait_for(lock, std::chrono::milliseconds(100), [this] { return stop_.load(); });
@@ -438,7 +479,8 @@ void Scheduler::SaveUsage(bool now) {
 struct Scheduler::Decided {
   ClusterCache::Loaded loaded;
   sched::QueueTree queues;
-  int64_t waiting = 0;  // pods waiting for claims from templates
+  int64_t waiting = 0;         // pods waiting for claims from templates
+  std::string waiting_oldest;  // the earliest creationTimestamp among them
   std::optional<sched::PassResult> pass;
   // Problems in the objects read (api's diagnostics) and the pass's warnings.
   std::vector<std::string> problems;
@@ -451,7 +493,10 @@ absl::Status Scheduler::Decide(Decided& d) {
   // templates exist (`waiting` counts those that do not yet) and that are not backing off.
   d.loaded = cache_->Load([&](const json& pod) {
     PodState state = StateOf(pod, options_.name, *cache_, nullptr);
-    if (state == PodState::kWaitingForClaim) ++d.waiting;
+    if (state == PodState::kWaitingForClaim) {
+      ++d.waiting;
+      KeepOldest(d.waiting_oldest, Str(Field(pod, "metadata"), "creationTimestamp"));
+    }
     if (state == PodState::kBound) return true;
     if (state != PodState::kPending) return false;
     if (backoff_.empty()) return true;
@@ -528,7 +573,7 @@ absl::Status Scheduler::Cycle() {
   }
   metrics_.SetQueues(held_, usage_);  // before the save: whoever sees the save sees these
   SaveUsage(false);
-  std::vector<Job> jobs = Plan(*pass, waiting);
+  std::vector<Job> jobs = Plan(*pass, waiting, decided.waiting_oldest);
   WriteAll(jobs);
   Remember(pass->pods, jobs);
   BackOff(jobs, start);
@@ -635,11 +680,11 @@ absl::StatusOr<Scheduler::Explained> Scheduler::Explain(const std::string& pod,
   return out;
 }
 
-std::vector<Scheduler::Job> Scheduler::Plan(const sched::PassResult& pass, int64_t waiting) {
+std::vector<Scheduler::Job> Scheduler::Plan(const sched::PassResult& pass, int64_t waiting,
+                                            std::string_view waiting_oldest) {
   std::vector<Job> jobs;
   std::map<std::string, size_t> gang_jobs;  // gang object "Kind/ns/name" -> job
-  std::map<std::string, int64_t> pending;
-  std::set<int> gangs_waiting;
+  PendingTally pending;
   std::set<std::string> preempted;  // victims already in a job (a gang's members share them)
   const sched::PodSet& pods = pass.pods;
   const model::Inventory& inv = pass.snapshot->inventory();
@@ -652,8 +697,7 @@ std::vector<Scheduler::Job> Scheduler::Plan(const sched::PassResult& pass, int64
     if (!d.status.ok() || d.node == model::kNoId) {
       std::string reason =
           util::Cat(sched::CodeName(d.status.code), "/", sched::StageName(d.status.stage));
-      ++pending[reason];
-      if (p.gang >= 0) gangs_waiting.insert(p.gang);
+      pending.Note(reason, m.creation_timestamp, p.gang);
       std::string message = sched::Render(d.status);
       std::string hint = sched::Hint(d.status);
       if (!hint.empty()) message += util::Cat(message.ends_with('.') ? " " : ". ", hint);
@@ -711,8 +755,7 @@ std::vector<Scheduler::Job> Scheduler::Plan(const sched::PassResult& pass, int64
     job.members.push_back(std::move(member));
     jobs.push_back(std::move(job));
   }
-  if (waiting > 0) pending["Waiting/ClaimFromTemplate"] = waiting;
-  metrics_.SetPending(pending, static_cast<int64_t>(gangs_waiting.size()));
+  pending.Publish(metrics_, waiting, waiting_oldest);
 
   return jobs;
 }

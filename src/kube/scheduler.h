@@ -59,6 +59,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -153,8 +154,10 @@ class Scheduler {
   // Loads the cache and runs the pass a cycle runs (also for Explain).
   absl::Status Decide(Decided& decided);
   // The writes a pass's decisions call for: a job per pod or gang object, and reports of
-  // unschedulable pods whose reason changed (`waiting`: pods waiting for template claims).
-  std::vector<Job> Plan(const sched::PassResult& pass, int64_t waiting);
+  // unschedulable pods whose reason changed. Sets the pending metrics, with `waiting` pods
+  // waiting for claims from templates, the oldest created at `waiting_oldest` (RFC 3339).
+  std::vector<Job> Plan(const sched::PassResult& pass, int64_t waiting,
+                        std::string_view waiting_oldest);
   // Runs the jobs on `options_.writers` threads; returns when all are done.
   void WriteAll(std::vector<Job>& jobs);
   // Keeps the reasons reported for pods still pending.

@@ -1,6 +1,10 @@
 #include "kube/scheduler_metrics.h"
 
+#include <algorithm>
 #include <utility>
+
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 
 #include "util/strings.h"
 
@@ -39,12 +43,21 @@ void SchedulerMetrics::Latency(double seconds) {
   latency_sum_ += seconds;
 }
 
-void SchedulerMetrics::SetPending(const std::map<std::string, int64_t>& by_reason,
-                                  int64_t gangs_waiting) {
+void SchedulerMetrics::SetPending(const std::map<std::string, Pending>& by_reason,
+                                  int64_t gangs_waiting, double oldest_gang_created) {
   std::lock_guard<std::mutex> lock(mu_);
-  for (auto& [reason, n] : pending_) n = 0;  // reasons seen before stay, at 0
-  for (const auto& [reason, n] : by_reason) pending_[reason] = n;
+  for (auto& [reason, p] : pending_) p = Pending{};  // reasons seen before stay, at 0
+  for (const auto& [reason, p] : by_reason) pending_[reason] = p;
   gangs_waiting_ = gangs_waiting;
+  oldest_gang_created_ = oldest_gang_created;
+}
+
+void SchedulerMetrics::Standby() {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto& [reason, p] : pending_) p = Pending{};
+  gangs_waiting_ = 0;
+  oldest_gang_created_ = 0;
+  for (auto& [queue, n] : queue_devices_) n = 0;
 }
 
 void SchedulerMetrics::SetQueues(const std::map<std::string, double>& devices,
@@ -56,6 +69,34 @@ void SchedulerMetrics::SetQueues(const std::map<std::string, double>& devices,
 }
 
 std::string SchedulerMetrics::Render() const {
+  return Render(absl::ToDoubleSeconds(absl::Now() - absl::UnixEpoch()));
+}
+
+void SchedulerMetrics::RenderPending(std::string& out, double now) const {
+  // Seconds since `created`, 0 when unknown (and never below 0 when clocks disagree).
+  auto age = [now](double created) { return created > 0 ? std::max(0.0, now - created) : 0.0; };
+  Family(out, "gpuplane_scheduler_pending_pods", "gauge",
+         "Pods this scheduler could not place in its last pass, by reason.");
+  for (const auto& [reason, p] : pending_) {
+    util::Append(out, "gpuplane_scheduler_pending_pods{reason=\"", Escaped(reason), "\"} ", p.pods,
+                 "\n");
+  }
+  Family(out, "gpuplane_scheduler_pending_oldest_seconds", "gauge",
+         "Time since the creation of the oldest pod of each pending reason (0: none pending).");
+  for (const auto& [reason, p] : pending_) {
+    util::Append(out, "gpuplane_scheduler_pending_oldest_seconds{reason=\"", Escaped(reason),
+                 "\"} ", age(p.oldest_created), "\n");
+  }
+  Family(out, "gpuplane_scheduler_gangs_waiting", "gauge",
+         "Gangs with no member bound that the last pass could not place whole.");
+  util::Append(out, "gpuplane_scheduler_gangs_waiting ", gangs_waiting_, "\n");
+  Family(out, "gpuplane_scheduler_gang_waiting_oldest_seconds", "gauge",
+         "Time since the first member of the longest-waiting gang was created (0: none).");
+  util::Append(out, "gpuplane_scheduler_gang_waiting_oldest_seconds ", age(oldest_gang_created_),
+               "\n");
+}
+
+std::string SchedulerMetrics::Render(double now) const {
   std::string out;
   std::lock_guard<std::mutex> lock(mu_);
   Family(out, "gpuplane_scheduler_attempts_total", "counter",
@@ -76,15 +117,7 @@ std::string SchedulerMetrics::Render() const {
   util::Append(out, "gpuplane_scheduler_pod_scheduling_seconds_bucket{le=\"+Inf\"} ", cumulative,
                "\ngpuplane_scheduler_pod_scheduling_seconds_sum ", latency_sum_,
                "\ngpuplane_scheduler_pod_scheduling_seconds_count ", cumulative, "\n");
-  Family(out, "gpuplane_scheduler_pending_pods", "gauge",
-         "Pods this scheduler could not place in its last pass, by reason.");
-  for (const auto& [reason, n] : pending_) {
-    util::Append(out, "gpuplane_scheduler_pending_pods{reason=\"", Escaped(reason), "\"} ", n,
-                 "\n");
-  }
-  Family(out, "gpuplane_scheduler_gangs_waiting", "gauge",
-         "Gangs with no member bound that the last pass could not place whole.");
-  util::Append(out, "gpuplane_scheduler_gangs_waiting ", gangs_waiting_, "\n");
+  RenderPending(out, now);
   Family(out, "gpuplane_scheduler_gang_intents_total", "counter",
          "Open gang intents a leader found and finished, by direction.");
   util::Append(out, "gpuplane_scheduler_gang_intents_total{direction=\"forward\"} ",

@@ -16,9 +16,9 @@ TEST(SchedulerMetricsTest, RendersCountersHistogramAndGauges) {
   m.Attempt("scheduled");
   m.Latency(0.3);
   m.Latency(1000);
-  m.SetPending({{"Unschedulable/Devices", 2}}, 1);
-  m.SetPending({{"Unresolvable/Claims", 1}}, 0);
-  std::string text = m.Render();
+  m.SetPending({{"Unschedulable/Devices", {2, 1000}}}, 1, 1000);
+  m.SetPending({{"Unresolvable/Claims", {1, 1000}}}, 0, 0);
+  std::string text = m.Render(1900);
   EXPECT_NE(text.find("gpuplane_scheduler_attempts_total{result=\"scheduled\"} 2"),
             std::string::npos);
   EXPECT_NE(text.find("gpuplane_scheduler_pod_scheduling_seconds_count 2"), std::string::npos);
@@ -29,6 +29,22 @@ TEST(SchedulerMetricsTest, RendersCountersHistogramAndGauges) {
   EXPECT_NE(text.find("gpuplane_scheduler_pending_pods{reason=\"Unresolvable/Claims\"} 1"),
             std::string::npos);
   EXPECT_NE(text.find("gpuplane_scheduler_gangs_waiting 0"), std::string::npos);
+  // Ages from the creation times, taken when rendered; 0 for what is not pending.
+  EXPECT_NE(
+      text.find("gpuplane_scheduler_pending_oldest_seconds{reason=\"Unresolvable/Claims\"} 900.0"),
+      std::string::npos)
+      << text;
+  EXPECT_NE(
+      text.find("gpuplane_scheduler_pending_oldest_seconds{reason=\"Unschedulable/Devices\"} 0.0"),
+      std::string::npos);
+  EXPECT_NE(text.find("gpuplane_scheduler_gang_waiting_oldest_seconds 0.0"), std::string::npos);
+  m.SetPending({{"Unresolvable/Claims", {1, 1000}}}, 1, 1500);
+  text = m.Render(2000);
+  EXPECT_NE(
+      text.find("gpuplane_scheduler_pending_oldest_seconds{reason=\"Unresolvable/Claims\"} 1000.0"),
+      std::string::npos)
+      << "no pass ran, the pod still waits: its age grows";
+  EXPECT_NE(text.find("gpuplane_scheduler_gang_waiting_oldest_seconds 500.0"), std::string::npos);
   m.SetQueues({{"team-a", 8}}, {{"team-a", 3600.5}});
   m.SetQueues({{"team-b", 2}}, {});  // a queue gone is gone; no past use without a half-life
   text = m.Render();
@@ -38,6 +54,17 @@ TEST(SchedulerMetricsTest, RendersCountersHistogramAndGauges) {
   m.SetQueues({{"team-a", 8}}, {{"team-a", 3600.5}});
   EXPECT_NE(m.Render().find("gpuplane_queue_past_use_device_seconds{queue=\"team-a\"} 3600.5"),
             std::string::npos);
+  // A replica that stops leading counts nothing pending: sums across replicas are the leader's.
+  m.Standby();
+  text = m.Render(2000);
+  EXPECT_NE(text.find("gpuplane_scheduler_pending_pods{reason=\"Unresolvable/Claims\"} 0\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(
+      text.find("gpuplane_scheduler_pending_oldest_seconds{reason=\"Unresolvable/Claims\"} 0.0"),
+      std::string::npos);
+  EXPECT_NE(text.find("gpuplane_scheduler_gangs_waiting 0\n"), std::string::npos);
+  EXPECT_NE(text.find("gpuplane_queue_devices{queue=\"team-a\"} 0.0"), std::string::npos);
 }
 
 // The shipped alerts read only metrics the scheduler serves (a renamed metric would leave an

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
@@ -44,6 +45,13 @@ json PinnedTo(const std::string& node) {
       {"affinity",
        {{"nodeAffinity",
          {{"requiredDuringSchedulingIgnoredDuringExecution", {{"nodeSelectorTerms", terms}}}}}}}};
+}
+
+// The value of a series ("name{labels}" or "name") in /metrics text; -1 when it is absent.
+double SeriesValue(const std::string& text, const std::string& series) {
+  const size_t at = text.find("\n" + series + " ");
+  if (at == std::string::npos) return -1;
+  return std::strtod(text.c_str() + at + series.size() + 2, nullptr);
 }
 
 // The first seed scenario, with a claim from a template: an H100 with at least 60 GiB on a
@@ -379,6 +387,19 @@ TEST_F(SchedulerPlaneTest, AGangAskingExtendedResourcesIsBoundWholeWithItsClaims
   EXPECT_EQ(List("resourceclaims").size(), 2u) << Describe();
   json w = Get("/apis/scheduling.k8s.io/v1alpha1/namespaces/" + ns_ + "/workloads/fits");
   EXPECT_FALSE(w["metadata"].value("annotations", json::object()).contains(kGangIntent));
+  // /metrics: one gang waits, aged from its first member's creation (which the alerts read).
+  const std::string text = scheduler_->metrics().Render();
+  EXPECT_EQ(SeriesValue(text, "gpuplane_scheduler_gangs_waiting"), 1) << text;
+  const double gang_age = SeriesValue(text, "gpuplane_scheduler_gang_waiting_oldest_seconds");
+  EXPECT_GT(gang_age, 0) << text;
+  EXPECT_LT(gang_age, 300) << text;
+  double oldest = 0;
+  for (size_t at = text.find("\ngpuplane_scheduler_pending_oldest_seconds{");
+       at != std::string::npos;
+       at = text.find("\ngpuplane_scheduler_pending_oldest_seconds{", at + 1)) {
+    oldest = std::max(oldest, std::strtod(text.c_str() + text.find("} ", at) + 2, nullptr));
+  }
+  EXPECT_GE(oldest, gang_age) << "the gang's members are pending pods too:\n" << text;
 }
 
 // A Workload gang that fits is bound whole; one that cannot fit has no member bound and no
@@ -421,6 +442,19 @@ TEST_F(SchedulerPlaneTest, WorkloadGangsAreBoundWholeOrNotAtAll) {
   EXPECT_EQ(allocated, 3);
   json w = Get("/apis/scheduling.k8s.io/v1alpha1/namespaces/" + ns_ + "/workloads/fits");
   EXPECT_FALSE(w["metadata"].value("annotations", json::object()).contains(kGangIntent));
+  // /metrics: one gang waits, aged from its first member's creation (which the alerts read).
+  const std::string text = scheduler_->metrics().Render();
+  EXPECT_EQ(SeriesValue(text, "gpuplane_scheduler_gangs_waiting"), 1) << text;
+  const double gang_age = SeriesValue(text, "gpuplane_scheduler_gang_waiting_oldest_seconds");
+  EXPECT_GT(gang_age, 0) << text;
+  EXPECT_LT(gang_age, 300) << text;
+  double oldest = 0;
+  for (size_t at = text.find("\ngpuplane_scheduler_pending_oldest_seconds{");
+       at != std::string::npos;
+       at = text.find("\ngpuplane_scheduler_pending_oldest_seconds{", at + 1)) {
+    oldest = std::max(oldest, std::strtod(text.c_str() + text.find("} ", at) + 2, nullptr));
+  }
+  EXPECT_GE(oldest, gang_age) << "the gang's members are pending pods too:\n" << text;
 }
 
 }  // namespace
