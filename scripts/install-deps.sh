@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # Installs gpuplane's build and test dependencies from Debian 12 packages.
 # Idempotent: packages already present are skipped, so a second run does no network work.
+# Prometheus' promtool, which tests the shipped alerts (scripts/test_alerts.sh), comes from
+# Debian's prometheus package too, but unpacked into .deps/ rather than installed: installing
+# it would start a Prometheus server on the machine.
 set -euo pipefail
+cd "$(dirname "$0")/.."
 
 PACKAGES=(
   build-essential cmake ninja-build pkg-config clang clang-format clang-tidy libclang-rt-14-dev
@@ -18,12 +22,29 @@ for p in "${PACKAGES[@]}"; do
   fi
 done
 
-if ((${#missing[@]} == 0)); then
-  exit 0
-fi
-
 SUDO=""
 if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
-echo "install-deps: installing ${missing[*]}" >&2
-$SUDO apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+updated=0
+if ((${#missing[@]} > 0)); then
+  echo "install-deps: installing ${missing[*]}" >&2
+  $SUDO apt-get update -qq
+  updated=1
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
+    "${missing[@]}" >/dev/null
+fi
+
+PROMTOOL=.deps/bin/promtool
+if [[ ! -x $PROMTOOL ]]; then
+  echo "install-deps: unpacking promtool from Debian's prometheus package into .deps/" >&2
+  download=$(mktemp -d)
+  trap 'rm -rf "$download"' EXIT
+  if ! (cd "$download" && apt-get download -qq prometheus 2>/dev/null); then
+    # The package lists may be empty (a fresh image): read them, then try once more.
+    ((updated)) || $SUDO apt-get update -qq
+    (cd "$download" && apt-get download -qq prometheus)
+  fi
+  dpkg-deb -x "$download"/prometheus_*.deb "$download/unpacked"
+  mkdir -p .deps/bin
+  mv "$download/unpacked/usr/bin/promtool" "$PROMTOOL"
+  "$PROMTOOL" --version >/dev/null
+fi

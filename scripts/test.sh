@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite (the README's `make test`; CI runs exactly this):
 #   1. formatting check (clang-format) and header contracts (scripts/check_headers.sh)
-#   2. GCC release build with warnings as errors, every test (unit, scenario, CLI)
+#   2. GCC release build with warnings as errors, every test (unit, scenario, CLI, and the
+#      shipped alerts with promtool: scripts/test_alerts.sh)
 #   2b. Kubernetes' own code as the oracle (scripts/k8sref.sh): its CEL on the conformance
 #       vectors and 20,000 random selectors; its structured allocator on 20,000 random
 #       allocation instances, each decided by both
