@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Installs gpuplane's build and test dependencies from Debian 12 packages.
 # Idempotent: packages already present are skipped, so a second run does no network work.
-# Prometheus' promtool, which tests the shipped alerts (scripts/test_alerts.sh), comes from
-# Debian's prometheus package too, but unpacked into .deps/ rather than installed: installing
-# it would start a Prometheus server on the machine.
+# Prometheus' promtool and Alertmanager's amtool, which test the shipped alerts
+# (scripts/test_alerts.sh), come from Debian's prometheus and prometheus-alertmanager packages
+# too, but unpacked into .deps/bin rather than installed: installing them would start a
+# Prometheus server and an Alertmanager on the machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -33,18 +34,23 @@ if ((${#missing[@]} > 0)); then
     "${missing[@]}" >/dev/null
 fi
 
-PROMTOOL=.deps/bin/promtool
-if [[ ! -x $PROMTOOL ]]; then
-  echo "install-deps: unpacking promtool from Debian's prometheus package into .deps/" >&2
+# unpack TOOL PACKAGE: /usr/bin/TOOL of the Debian PACKAGE into .deps/bin, unless there.
+unpack() {
+  local tool=$1 package=$2 download
+  [[ -x .deps/bin/$tool ]] && return 0
+  echo "install-deps: unpacking $tool from Debian's $package package into .deps/bin" >&2
   download=$(mktemp -d)
-  trap 'rm -rf "$download"' EXIT
-  if ! (cd "$download" && apt-get download -qq prometheus 2>/dev/null); then
+  if ! (cd "$download" && apt-get download -qq "$package" 2>/dev/null); then
     # The package lists may be empty (a fresh image): read them, then try once more.
     ((updated)) || $SUDO apt-get update -qq
-    (cd "$download" && apt-get download -qq prometheus)
+    updated=1
+    (cd "$download" && apt-get download -qq "$package")
   fi
-  dpkg-deb -x "$download"/prometheus_*.deb "$download/unpacked"
+  dpkg-deb -x "$download/${package}"_*.deb "$download/unpacked"
   mkdir -p .deps/bin
-  mv "$download/unpacked/usr/bin/promtool" "$PROMTOOL"
-  "$PROMTOOL" --version >/dev/null
-fi
+  mv "$download/unpacked/usr/bin/$tool" ".deps/bin/$tool"
+  rm -rf "$download"
+  ".deps/bin/$tool" --version >/dev/null 2>&1
+}
+unpack promtool prometheus
+unpack amtool prometheus-alertmanager

@@ -3,23 +3,34 @@
 #   1. `promtool check rules` on the PrometheusRule's spec: PromQL and templates parse;
 #   2. every alert there has a case in testdata/deploy/alerts_test.yaml;
 #   3. `promtool test rules` on those cases: each alert fires on the series that should page
-#      and stays quiet on the near misses (descriptions, fixed text, are stripped first).
-# promtool: .deps/bin/promtool (scripts/install-deps.sh unpacks it) or one on PATH; without
-# either the script says so and exits 77 (ctest: skipped).
-# Usage: scripts/test_alerts.sh [RULES_YAML [CASES_YAML]]
+#      and stays quiet on the near misses (descriptions, fixed text, are stripped first);
+#   4. `amtool check-config` on the example Alertmanager configuration, and every alert routed
+#      through it by its severity: critical to pagerduty-gpu, warning to slack-gpu, info to
+#      "null" (what deploy/scheduler/README.md promises);
+#   5. every query of the Grafana dashboard (deploy/grafana-dashboard.json) parses as PromQL.
+# promtool and amtool: in .deps/bin (scripts/install-deps.sh unpacks them) or on PATH; without
+# them the script says so and exits 77 (ctest: skipped).
+# Usage: scripts/test_alerts.sh [RULES_YAML [CASES_YAML [ALERTMANAGER_YAML]]]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rules=${1:-deploy/scheduler/prometheusrule.yaml}
 cases=${2:-testdata/deploy/alerts_test.yaml}
+alertmanager=${3:-deploy/alertmanager.yaml}
+dashboard=deploy/grafana-dashboard.json
 
-promtool=.deps/bin/promtool
-if [[ ! -x $promtool ]]; then
-  promtool=$(command -v promtool || true)
-fi
-if [[ -z $promtool ]]; then
-  echo "test_alerts: skipped: no promtool (run scripts/install-deps.sh, or put promtool on PATH)"
-  exit 77
-fi
+# tool NAME: its path, from .deps/bin or PATH; exits 77 without it.
+tool() {
+  if [[ -x .deps/bin/$1 ]]; then
+    echo ".deps/bin/$1"
+  elif command -v "$1" >/dev/null; then
+    command -v "$1"
+  else
+    echo "test_alerts: skipped: no $1 (run scripts/install-deps.sh, or put $1 on PATH)" >&2
+    exit 77
+  fi
+}
+promtool=$(tool promtool)
+amtool=$(tool amtool)
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -57,3 +68,54 @@ awk '/^ *description:/ { indent = match($0, /[^ ]/); skipping = 1; next }
      { print }' "$work/full.yaml" >"$work/rules.yaml"
 cp "$cases" "$work/cases.yaml"
 "$promtool" test rules "$work/cases.yaml"
+
+"$amtool" check-config "$alertmanager"
+wrong=0
+while read -r alert severity; do
+  case "$severity" in
+    critical) receiver=pagerduty-gpu ;;
+    warning) receiver=slack-gpu ;;
+    info) receiver=null ;;
+    *)
+      echo "test_alerts: $rules: alert $alert has severity '$severity'; expected critical, warning or info"
+      wrong=1
+      continue
+      ;;
+  esac
+  if ! got=$("$amtool" config routes test --config.file="$alertmanager" \
+    --verify.receivers="$receiver" "alertname=$alert" "severity=$severity" 2>/dev/null |
+    head -n 1); then
+    echo "test_alerts: $alertmanager routes $alert (severity $severity) to $got; expected $receiver"
+    wrong=1
+  fi
+done < <(awk '/^ *- alert:/ { alert = $3 } /severity:/ && alert != "" {
+               match($0, /severity: *[a-z]+/); split(substr($0, RSTART, RLENGTH), kv, /: */)
+               print alert, kv[2]; alert = "" }' "$rules")
+((wrong == 0)) || exit 1
+echo "  every alert routed by its severity"
+
+# The dashboard's queries, as recording rules for promtool to parse (a JSON string's escapes
+# undone; YAML single quotes doubled).
+{
+  echo "groups:"
+  echo "  - name: dashboard"
+  echo "    rules:"
+  n=0
+  grep -oE '"expr": *"([^"\\]|\\.)*"' "$dashboard" |
+    sed -E 's/^"expr": *"//; s/"$//; s/\\"/"/g; s/\\\\/\\/g' |
+    while IFS= read -r expr; do
+      n=$((n + 1))
+      echo "      - record: gpuplane_dashboard:query_$n"
+      echo "        expr: '${expr//\'/\'\'}'"
+    done
+} >"$work/dashboard.yaml"
+queries=$(grep -c 'record:' "$work/dashboard.yaml" || true)
+if ((queries == 0)); then
+  echo "test_alerts: $dashboard: no \"expr\" found; expected a Grafana dashboard with PromQL queries"
+  exit 1
+fi
+if ! "$promtool" check rules "$work/dashboard.yaml" >"$work/dashboard.log" 2>&1; then
+  sed "s|$work/dashboard.yaml|$dashboard (its queries as rules)|" "$work/dashboard.log"
+  exit 1
+fi
+echo "  $dashboard: $queries queries parse"
