@@ -76,8 +76,8 @@ TEST(MetricsTest, TheShippedDashboardAndAlertsReadMetricsItServes) {
   const std::string text = RenderMetrics({}, {});
   const std::regex name("gpuplane_(?!scheduler_|queue_)[a-z_]+");
   int seen = 0;
-  for (const char* file :
-       {"/deploy/grafana-dashboard.json", "/deploy/scheduler/prometheusrule.yaml"}) {
+  for (const char* file : {"/deploy/grafana-dashboard.json", "/deploy/agent-prometheusrule.yaml",
+                           "/deploy/scheduler/prometheusrule.yaml"}) {
     absl::StatusOr<std::string> read = util::ReadFile(std::string(GPUPLANE_SOURCE_DIR) + file);
     ASSERT_TRUE(read.ok()) << read.status();
     for (std::sregex_iterator it(read->begin(), read->end(), name), end; it != end; ++it, ++seen) {
@@ -85,7 +85,7 @@ TEST(MetricsTest, TheShippedDashboardAndAlertsReadMetricsItServes) {
           << file << ": " << it->str();
     }
   }
-  EXPECT_GE(seen, 8);
+  EXPECT_GE(seen, 14);
 }
 
 }  // namespace
