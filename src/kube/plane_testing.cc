@@ -412,6 +412,7 @@ std::string CollectionOf(const json& obj) {
       {"Service", {"/api/v1", "services"}},
       {"Deployment", {"/apis/apps/v1", "deployments"}},
       {"DaemonSet", {"/apis/apps/v1", "daemonsets"}},
+      {"PodDisruptionBudget", {"/apis/policy/v1", "poddisruptionbudgets"}},
   };
   auto it = kPaths.find(Str(obj, "kind"));
   if (it == kPaths.end()) return "";
