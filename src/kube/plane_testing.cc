@@ -231,7 +231,7 @@ void SchedulerPlaneTest::PriorityClasses() {
 void SchedulerPlaneTest::Start(SchedulerOptions o) {
   o.name = name_;
   scheduler_ = std::make_unique<Scheduler>(*client_, o);
-  thread_ = std::thread([this] { status_ = scheduler_->Run([] { return true; }); });
+  thread_ = std::thread([this] { status_ = scheduler_->Run([this] { return leading_.load(); }); });
 }
 
 json SchedulerPlaneTest::Get(const std::string& path) {

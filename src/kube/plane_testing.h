@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 #include <sys/types.h>
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -96,7 +97,8 @@ class SchedulerPlaneTest : public ::testing::Test {
   void RemoveQueueDefinition();
   // A Queue `name` for the test's namespace with `resources` (its spec.resources).
   void Queue(const std::string& name, const nlohmann::json& resources);
-  // The scheduler in this process, on a thread (its name set to the test's).
+  // The scheduler in this process, on a thread (its name set to the test's); it leads while
+  // `leading_` is true.
   void Start(SchedulerOptions o = {});
   nlohmann::json Get(const std::string& path);
   nlohmann::json List(const std::string& collection);  // in the test's namespace
@@ -123,6 +125,7 @@ class SchedulerPlaneTest : public ::testing::Test {
   std::string dir_, id_, ns_, cls_, name_;
   std::unique_ptr<Scheduler> scheduler_;
   std::thread thread_;
+  std::atomic<bool> leading_{true};
   absl::Status status_;
   std::vector<pid_t> children_;
   std::vector<std::string> nodes_;  // made by Node(); deleted, with their slices, at the end

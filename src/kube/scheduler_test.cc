@@ -54,6 +54,16 @@ double SeriesValue(const std::string& text, const std::string& series) {
   return std::strtod(text.c_str() + at + series.size() + 2, nullptr);
 }
 
+// The sum of a family's series (lines "name{...} value") in /metrics text.
+double FamilySum(const std::string& text, const std::string& name) {
+  double sum = 0;
+  for (size_t at = text.find("\n" + name + "{"); at != std::string::npos;
+       at = text.find("\n" + name + "{", at + 1)) {
+    sum += std::strtod(text.c_str() + text.find("} ", at) + 2, nullptr);
+  }
+  return sum;
+}
+
 // The first seed scenario, with a claim from a template: an H100 with at least 60 GiB on a
 // cluster with A100s too; a pod that cannot fit says why; a claim whose CEL fails (the API
 // server refuses syntax errors when a claim is created, so the failure here is at run time:
@@ -435,13 +445,31 @@ TEST_F(SchedulerPlaneTest, WorkloadGangsAreBoundWholeOrNotAtAll) {
   const double gang_age = SeriesValue(text, "gpuplane_scheduler_gang_waiting_oldest_seconds");
   EXPECT_GT(gang_age, 0) << text;
   EXPECT_LT(gang_age, 300) << text;
-  double oldest = 0;
-  for (size_t at = text.find("\ngpuplane_scheduler_pending_oldest_seconds{");
-       at != std::string::npos;
-       at = text.find("\ngpuplane_scheduler_pending_oldest_seconds{", at + 1)) {
-    oldest = std::max(oldest, std::strtod(text.c_str() + text.find("} ", at) + 2, nullptr));
-  }
-  EXPECT_GE(oldest, gang_age) << "the gang's members are pending pods too:\n" << text;
+  EXPECT_GE(FamilySum(text, "gpuplane_scheduler_pending_oldest_seconds"), gang_age)
+      << "the gang's members are pending pods too:\n"
+      << text;
+}
+
+// A replica that stops leading runs no passes; its pass gauges go to 0, so that sums across
+// the replicas (which the alerts take) count the leader's alone.
+TEST_F(SchedulerPlaneTest, AReplicaThatStopsLeadingCountsNothingPending) {
+  Node("a", "H100", 1);
+  Create("/apis/resource.k8s.io/v1/namespaces/" + ns_ + "/resourceclaims",
+         {{"metadata", {{"name", "two"}}}, {"spec", ClaimSpec(2, "")}});
+  Pod("too-big", {{"name", "gpu"}, {"resourceClaimName", "two"}});
+  Start();
+  ASSERT_TRUE(Eventually([&] {
+    return FamilySum(scheduler_->metrics().Render(), "gpuplane_scheduler_pending_pods") == 1;
+  })) << scheduler_->metrics().Render();
+  EXPECT_GT(FamilySum(scheduler_->metrics().Render(), "gpuplane_scheduler_pending_oldest_seconds"),
+            0);
+  leading_ = false;
+  ASSERT_TRUE(Eventually([&] {
+    const std::string text = scheduler_->metrics().Render();
+    return FamilySum(text, "gpuplane_scheduler_pending_pods") == 0 &&
+           FamilySum(text, "gpuplane_scheduler_pending_oldest_seconds") == 0;
+  })) << scheduler_->metrics().Render();
+  EXPECT_FALSE(scheduler_->metrics().leading.load());
 }
 
 }  // namespace
