@@ -5,7 +5,6 @@
 
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
-
 #include "util/strings.h"
 
 namespace gpuplane::kube {
