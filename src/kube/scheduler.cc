@@ -10,17 +10,17 @@
 
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
-#include "absl/time/clock.h"
-#include "absl/time/time.h"
 #include "api/storage_types.h"
 #include "api/writer.h"
 #include "kube/disruption_budget.h"
 #include "kube/internal/scheduler_job.h"
 #include "kube/json_field.h"
+#include "sched/checkpoints.h"
 #include "sched/fair_share.h"
 #include "sched/pass.h"
 #include "sched/queues.h"
 #include "sched/status.h"
+#include "util/clock.h"
 #include "util/strings.h"
 
 namespace gpuplane::kube {
@@ -143,18 +143,15 @@ std::string PreemptionText(const sched::PodSet& pods, const sched::Decision& d,
                    " GPU-seconds of work lost) to run on node ", node, ".");
 }
 
-// Unix seconds of an RFC 3339 time (a creationTimestamp), 0 when it cannot be read.
-double UnixSeconds(std::string_view rfc3339) {
-  absl::Time t;
-  std::string err;
-  if (!absl::ParseTime(absl::RFC3339_full, std::string(rfc3339), &t, &err)) return 0;
-  return absl::ToDoubleSeconds(t - absl::UnixEpoch());
-}
+double WallSeconds() { return util::WallClock().Now(); }
+
+// Unix seconds of a creationTimestamp, 0 when it cannot be read.
+double CreatedAt(std::string_view rfc3339) { return sched::UnixSeconds(rfc3339).value_or(0); }
 
 double CreatedAgo(const json& pod) {
-  double created = UnixSeconds(Str(Field(pod, "metadata"), "creationTimestamp"));
+  double created = CreatedAt(Str(Field(pod, "metadata"), "creationTimestamp"));
   if (created == 0) return -1;
-  return absl::ToDoubleSeconds(absl::Now() - absl::UnixEpoch()) - created;
+  return WallSeconds() - created;
 }
 
 // Keeps in `oldest` the earliest of the creationTimestamps offered. The API server writes
@@ -181,8 +178,8 @@ class PendingTally {
     if (waiting > 0)
       by_reason_["Waiting/ClaimFromTemplate"] = {waiting, std::string(waiting_oldest)};
     std::map<std::string, SchedulerMetrics::Pending> gauges;
-    for (const auto& [reason, p] : by_reason_) gauges[reason] = {p.first, UnixSeconds(p.second)};
-    metrics.SetPending(gauges, static_cast<int64_t>(gangs_.size()), UnixSeconds(gang_oldest_));
+    for (const auto& [reason, p] : by_reason_) gauges[reason] = {p.first, CreatedAt(p.second)};
+    metrics.SetPending(gauges, static_cast<int64_t>(gangs_.size()), CreatedAt(gang_oldest_));
   }
 
  private:
@@ -423,12 +420,6 @@ void Scheduler::LogTrouble() {
   }
   trouble_ = std::move(now_trouble);
 }
-
-namespace {
-
-double WallSeconds() { return absl::ToDoubleSeconds(absl::Now() - absl::UnixEpoch()); }
-
-}  // namespace
 
 void Scheduler::LoadUsage() {
   absl::StatusOr<std::optional<QueueUsage>> saved = usage_store_->Load();

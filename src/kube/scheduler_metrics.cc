@@ -3,8 +3,7 @@
 #include <algorithm>
 #include <utility>
 
-#include "absl/time/clock.h"
-#include "absl/time/time.h"
+#include "util/clock.h"
 #include "util/strings.h"
 
 namespace gpuplane::kube {
@@ -67,9 +66,7 @@ void SchedulerMetrics::SetQueues(const std::map<std::string, double>& devices,
   for (const auto& [queue, seconds] : past_use) queue_past_use_[queue] = seconds;
 }
 
-std::string SchedulerMetrics::Render() const {
-  return Render(absl::ToDoubleSeconds(absl::Now() - absl::UnixEpoch()));
-}
+std::string SchedulerMetrics::Render() const { return Render(util::WallClock().Now()); }
 
 void SchedulerMetrics::RenderPending(std::string& out, double now) const {
   // Seconds since `created`, 0 when unknown (and never below 0 when clocks disagree).
